@@ -1,0 +1,72 @@
+package org.blockyard.api.alloc;
+
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+
+import org.osgi.annotation.versioning.ProviderType;
+
+/**
+ * The allocator service. Every call is asynchronous; a refused call completes exceptionally with an
+ * {@link AllocationException} and changes nothing.
+ *
+ * <p>Two ways in:
+ * <ul>
+ * <li><b>Files</b>, as a file system uses ext3: {@link #open}, {@link #getBlocks} (map or allocate a
+ * contiguous run), {@link #truncate}, {@link #close}. Each file keeps a goal and a reservation window;
+ * calls on one file are served in order, calls on different files run concurrently.</li>
+ * <li><b>Extents</b>, as a storage engine uses Ceph BlueStore's allocator: {@link #allocate},
+ * {@link #release}, {@link #freeExtents}, {@link #freeBlocks}, {@link #fragmentationScore}.</li>
+ * </ul>
+ * Block numbers are absolute on the volume; extents are {@code [start, start + blocks)}.
+ */
+@ProviderType
+public interface BlockAllocator {
+
+    Geometry geometry();
+
+    /** The id of the allocation policy in force (e.g. {@code reservation}). */
+    String policy();
+
+    /** Opens {@code file} for writing; opening an open file adds a writer. */
+    CompletionStage<Void> open(String file);
+
+    /**
+     * Maps logical blocks of {@code file} starting at {@code logicalBlock}: answers the already mapped
+     * contiguous run there, or with {@code create} allocates up to {@code maxBlocks} new contiguous blocks
+     * in one message (ext3_new_blocks). With {@code create == false} a hole answers a run of 0 blocks.
+     */
+    CompletionStage<BlockRun> getBlocks(String file, long logicalBlock, int maxBlocks, boolean create);
+
+    /** Frees every block of {@code file} at logical {@code fromLogicalBlock} and beyond; answers how many. */
+    CompletionStage<Long> truncate(String file, long fromLogicalBlock);
+
+    /** Drops one writer; the last writer's close discards the file's reservation window. */
+    CompletionStage<Void> close(String file);
+
+    /** The file's mapped extents in logical order, as {@code filefrag} would list them. */
+    CompletionStage<List<Extent>> fileExtents(String file);
+
+    /**
+     * Allocates {@code wantBlocks} (a multiple of {@code unitBlocks}) as extents that start on a unit
+     * boundary, are a multiple of the unit long, and are at most {@code maxExtentBlocks} long (0 = no
+     * limit). {@code hint} is the preferred start block, or -1 for none. A partial result is a success;
+     * nothing free is {@link AllocationException.NoSpace}.
+     */
+    CompletionStage<List<Extent>> allocate(long wantBlocks, int unitBlocks, long maxExtentBlocks, long hint);
+
+    /** Frees the extents; all of them are checked first, so a bad one frees none. */
+    CompletionStage<Void> release(List<Extent> extents);
+
+    /** Free extents inside {@code [fromBlock, toBlock)}, ascending, at most {@code maxCount}; resumable. */
+    CompletionStage<FreeExtentPage> freeExtents(long fromBlock, long toBlock, int maxCount);
+
+    CompletionStage<Long> freeBlocks();
+
+    /**
+     * The Ceph v3 free-space fragmentation score: 0 when all free space is one extent, 1 when every free
+     * extent is a single block.
+     */
+    CompletionStage<Double> fragmentationScore();
+
+    CompletionStage<AllocatorStats> stats();
+}

@@ -1,0 +1,21 @@
+package org.blockyard.api.alloc;
+
+/**
+ * The answer to {@link BlockAllocator#getBlocks}: logical blocks
+ * {@code [logicalStart, logicalStart + blocks)} of a file map to physical blocks
+ * {@code [physicalStart, physicalStart + blocks)}.
+ *
+ * @param logicalStart  first logical block of the run (the one asked for)
+ * @param physicalStart first physical block, or -1 when {@code blocks == 0} (a hole that was not created)
+ * @param blocks        length of the run; 0 only for a hole looked up with {@code create == false}
+ * @param fresh         true when the blocks were allocated by this call, false when they were already mapped
+ */
+public record BlockRun(long logicalStart, long physicalStart, int blocks, boolean fresh) {
+    public boolean isHole() {
+        return blocks == 0;
+    }
+
+    public Extent extent() {
+        return new Extent(physicalStart, blocks);
+    }
+}

@@ -1,0 +1,21 @@
+package org.blockyard.runtime.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** {@code blockyard bench WORKLOAD}: message-driven load tests that print a table and write JSON. */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = "Run a load test; each prints a table and, with --json, writes its figures.")
+public final class BenchCommand implements Runnable {
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(System.out);
+    }
+
+    static void addWorkloads(CommandLine bench) {
+    }
+}
