@@ -1,0 +1,340 @@
+package org.blockyard.runtime.alloc;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+
+import akka.Done;
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.RecipientRef;
+import akka.actor.typed.javadsl.AskPattern;
+import com.typesafe.config.Config;
+
+import org.blockyard.api.alloc.AllocationException;
+import org.blockyard.api.alloc.AllocatorStats;
+import org.blockyard.api.alloc.BlockAllocator;
+import org.blockyard.api.alloc.BlockRun;
+import org.blockyard.api.alloc.Extent;
+import org.blockyard.api.alloc.FreeExtentPage;
+import org.blockyard.api.alloc.Geometry;
+import org.blockyard.runtime.config.BlockyardConfig;
+
+/**
+ * The {@link BlockAllocator} service over the actors: each call is one ask to a file actor, or a short
+ * chain of asks to group actors for the extent calls. It owns its {@link ActorSystem} and stops it on
+ * {@link #close()}.
+ */
+public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable {
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+    private final AllocatorSettings settings;
+    private final Geometry geometry;
+    private final VolumeState volume;
+    private final ActorSystem<AllocatorActor.Command> system;
+    private final List<ActorRef<GroupActor.Command>> groups;
+    private final Map<String, ActorRef<FileActor.Command>> files = new ConcurrentHashMap<>();
+    private final AtomicLong nextTx = new AtomicLong();
+    private final AtomicLong extentCursor = new AtomicLong(-1);
+
+    private ActorBlockAllocator(AllocatorSettings settings, Config config) {
+        this.settings = settings;
+        this.geometry = settings.geometry();
+        this.volume = new VolumeState(geometry);
+        this.system = ActorSystem.create(AllocatorActor.create(settings.policy(), volume, settings.searchSliceWords(),
+                settings.stashCapacity()), "blockyard", config);
+        this.groups = join(AskPattern.ask(system, AllocatorActor.Groups::new, TIMEOUT, system.scheduler()));
+    }
+
+    public static ActorBlockAllocator start(AllocatorSettings settings) {
+        return new ActorBlockAllocator(settings, BlockyardConfig.load());
+    }
+
+    public static ActorBlockAllocator start(AllocatorSettings settings, Config config) {
+        return new ActorBlockAllocator(settings, config);
+    }
+
+    private static <T> T join(CompletionStage<T> stage) {
+        try {
+            return stage.toCompletableFuture().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("allocator did not start", e);
+        }
+    }
+
+    public ActorSystem<AllocatorActor.Command> system() {
+        return system;
+    }
+
+    public VolumeState volume() {
+        return volume;
+    }
+
+    public List<ActorRef<GroupActor.Command>> groupActors() {
+        return groups;
+    }
+
+    /** The file actor of an open file, for load generators that message it directly. */
+    public ActorRef<FileActor.Command> fileActor(String file) {
+        ActorRef<FileActor.Command> ref = files.get(file);
+        if (ref == null) throw new AllocationException.UnknownFile("file " + file + " was never opened");
+        return ref;
+    }
+
+    @Override
+    public Geometry geometry() {
+        return geometry;
+    }
+
+    @Override
+    public String policy() {
+        return settings.policy().id();
+    }
+
+    private <R, T> CompletionStage<T> ask(RecipientRef<R> to, Function<ActorRef<Reply<T>>, R> message) {
+        return AskPattern.<R, Reply<T>>ask(to, message::apply, TIMEOUT, system.scheduler())
+                .thenCompose(r -> r.isOk() ? CompletableFuture.completedFuture(r.value())
+                        : CompletableFuture.failedFuture(r.error()));
+    }
+
+    private static <T> CompletionStage<T> failed(AllocationException e) {
+        return CompletableFuture.failedFuture(e);
+    }
+
+    // ---- files --------------------------------------------------------------------------------------
+
+    @Override
+    public CompletionStage<Void> open(String file) {
+        return this.<AllocatorActor.Command, ActorRef<FileActor.Command>>ask(system,
+                        r -> new AllocatorActor.Open(file, r))
+                .thenAccept(ref -> files.put(file, ref));
+    }
+
+    @Override
+    public CompletionStage<BlockRun> getBlocks(String file, long logicalBlock, int maxBlocks, boolean create) {
+        ActorRef<FileActor.Command> ref = files.get(file);
+        if (ref == null) return failed(new AllocationException.UnknownFile("file " + file + " was never opened"));
+        return ask(ref, r -> new FileActor.GetBlocks(logicalBlock, maxBlocks, create, r));
+    }
+
+    @Override
+    public CompletionStage<Long> truncate(String file, long fromLogicalBlock) {
+        ActorRef<FileActor.Command> ref = files.get(file);
+        if (ref == null) return failed(new AllocationException.UnknownFile("file " + file + " was never opened"));
+        return ask(ref, r -> new FileActor.Truncate(fromLogicalBlock, r));
+    }
+
+    @Override
+    public CompletionStage<Void> close(String file) {
+        ActorRef<FileActor.Command> ref = files.get(file);
+        if (ref == null) return failed(new AllocationException.UnknownFile("file " + file + " was never opened"));
+        return this.<FileActor.Command, Done>ask(ref, FileActor.Close::new).thenApply(d -> null);
+    }
+
+    @Override
+    public CompletionStage<List<Extent>> fileExtents(String file) {
+        ActorRef<FileActor.Command> ref = files.get(file);
+        if (ref == null) return failed(new AllocationException.UnknownFile("file " + file + " was never opened"));
+        return ask(ref, FileActor.Extents::new);
+    }
+
+    // ---- extents ------------------------------------------------------------------------------------
+
+    @Override
+    public CompletionStage<List<Extent>> allocate(long wantBlocks, int unitBlocks, long maxExtentBlocks, long hint) {
+        if (unitBlocks < 1)
+            return failed(new AllocationException.InvalidRequest("allocation unit of " + unitBlocks + " blocks"));
+        if (wantBlocks < 1 || wantBlocks % unitBlocks != 0)
+            return failed(new AllocationException.InvalidRequest("want " + wantBlocks
+                    + " blocks: it must be at least 1 and a multiple of the unit (" + unitBlocks + ")"));
+        if (maxExtentBlocks < 0 || maxExtentBlocks > 0 && (maxExtentBlocks < unitBlocks || maxExtentBlocks % unitBlocks != 0))
+            return failed(new AllocationException.InvalidRequest("maximum extent of " + maxExtentBlocks
+                    + " blocks: 0 (no limit) or a multiple of the unit (" + unitBlocks + ")"));
+        if (hint < -1 || hint >= geometry.totalBlocks())
+            return failed(new AllocationException.OutOfRange("hint " + hint + " is outside the volume [0, "
+                    + geometry.totalBlocks() + ")"));
+        int align = alignment(unitBlocks);
+        long start = hint >= 0 ? hint : Math.max(0, extentCursor.get());
+        List<Extent> got = Collections.synchronizedList(new ArrayList<>());
+        return claimFrom(geometry.groupOf(start), 0, start, wantBlocks, unitBlocks, maxExtentBlocks, align, true, got)
+                .thenCompose(more -> more > 0
+                        ? claimFrom(geometry.groupOf(start), 0, start, more, unitBlocks, maxExtentBlocks, align, false, got)
+                        : CompletableFuture.completedFuture(0L))
+                .thenCompose(left -> {
+                    if (got.isEmpty())
+                        return failed(new AllocationException.NoSpace("no free extent of " + unitBlocks
+                                + " aligned block(s) for a request of " + wantBlocks + " blocks"));
+                    List<Extent> out = List.copyOf(got);
+                    extentCursor.set(out.get(out.size() - 1).end());
+                    return CompletableFuture.completedFuture(out);
+                });
+    }
+
+    /** Extents start on the unit, and on the stripe when one is configured. */
+    private int alignment(int unit) {
+        int stripe = geometry.stripeBlocks();
+        if (stripe <= 1) return unit;
+        long a = (long) unit / gcd(unit, stripe) * stripe;
+        return (int) Math.min(a, geometry.blocksPerGroup());
+    }
+
+    private static int gcd(int a, int b) {
+        return b == 0 ? a : gcd(b, a % b);
+    }
+
+    /** Asks groups one after another, from {@code first}, until {@code want} is met; answers what is left. */
+    private CompletionStage<Long> claimFrom(int first, int attempt, long hint, long want, int unit, long max, int align,
+                                            boolean honourWindows, List<Extent> got) {
+        int groupsN = geometry.groups();
+        if (want <= 0 || attempt >= groupsN) return CompletableFuture.completedFuture(want);
+        int g = (first + attempt) % groupsN;
+        if (volume.freeBlocks(g) < unit) return claimFrom(first, attempt + 1, hint, want, unit, max, align, honourWindows, got);
+        long h = attempt == 0 ? hint : -1;
+        return AskPattern.<GroupActor.Command, List<Extent>>ask(groups.get(g),
+                        r -> new GroupActor.ClaimExtents(want, unit, max, align, h, honourWindows, r), TIMEOUT,
+                        system.scheduler())
+                .thenCompose(extents -> {
+                    long left = want;
+                    for (Extent e : extents) left -= e.blocks();
+                    got.addAll(extents);
+                    return claimFrom(first, attempt + 1, hint, left, unit, max, align, honourWindows, got);
+                });
+    }
+
+    @Override
+    public CompletionStage<Void> release(List<Extent> extents) {
+        if (extents == null || extents.isEmpty()) return CompletableFuture.completedFuture(null);
+        List<Extent> sorted = new ArrayList<>(extents);
+        Collections.sort(sorted);
+        for (int i = 0; i < sorted.size(); i++) {
+            Extent e = sorted.get(i);
+            if (e.end() > geometry.totalBlocks())
+                return failed(new AllocationException.OutOfRange("extent " + e + " ends past the volume ("
+                        + geometry.totalBlocks() + " blocks)"));
+            if (i > 0 && sorted.get(i - 1).end() > e.start())
+                return failed(new AllocationException.DoubleFree("extents " + sorted.get(i - 1) + " and " + e
+                        + " overlap: the release would free blocks twice"));
+        }
+        Map<Integer, List<Extent>> byGroup = FileActor.splitByGroup(geometry, sorted);
+        if (byGroup.size() == 1) {
+            var only = byGroup.entrySet().iterator().next();
+            return this.<GroupActor.Command, Done>ask(groups.get(only.getKey()),
+                    r -> new GroupActor.Free(only.getValue(), r)).thenApply(d -> null);
+        }
+        long tx = nextTx.incrementAndGet();
+        List<CompletableFuture<Reply<Done>>> prepares = new ArrayList<>();
+        byGroup.forEach((g, list) -> prepares.add(AskPattern.<GroupActor.Command, Reply<Done>>ask(groups.get(g),
+                r -> new GroupActor.PrepareFree(tx, list, r), TIMEOUT, system.scheduler()).toCompletableFuture()));
+        return CompletableFuture.allOf(prepares.toArray(CompletableFuture[]::new)).thenCompose(x -> {
+            AllocationException bad = null;
+            for (CompletableFuture<Reply<Done>> p : prepares) if (!p.join().isOk() && bad == null) bad = p.join().error();
+            if (bad != null) {
+                for (int g : byGroup.keySet()) groups.get(g).tell(new GroupActor.AbortFree(tx));
+                return failed(bad);
+            }
+            List<CompletableFuture<Done>> commits = new ArrayList<>();
+            for (int g : byGroup.keySet())
+                commits.add(this.<GroupActor.Command, Done>ask(groups.get(g), r -> new GroupActor.CommitFree(tx, r))
+                        .toCompletableFuture());
+            return CompletableFuture.allOf(commits.toArray(CompletableFuture[]::new)).thenApply(y -> (Void) null);
+        });
+    }
+
+    @Override
+    public CompletionStage<FreeExtentPage> freeExtents(long fromBlock, long toBlock, int maxCount) {
+        if (fromBlock < 0 || toBlock > geometry.totalBlocks() || fromBlock > toBlock)
+            return failed(new AllocationException.OutOfRange("range [" + fromBlock + ", " + toBlock
+                    + ") is not inside the volume [0, " + geometry.totalBlocks() + ")"));
+        if (maxCount < 1)
+            return failed(new AllocationException.InvalidRequest("at most " + maxCount + " extents: ask for at least 1"));
+        List<Extent> out = new ArrayList<>();
+        if (fromBlock == toBlock) return CompletableFuture.completedFuture(new FreeExtentPage(out, -1));
+        return collectRuns(geometry.groupOf(fromBlock), fromBlock, toBlock, maxCount, out)
+                .thenApply(full -> {
+                    long next = full && out.get(out.size() - 1).end() < toBlock ? out.get(out.size() - 1).end() : -1;
+                    return new FreeExtentPage(out, next);
+                });
+    }
+
+    /** Collects free runs group by group, merging runs that touch across a group boundary. */
+    private CompletionStage<Boolean> collectRuns(int g, long from, long to, int max, List<Extent> out) {
+        if (g >= geometry.groups() || geometry.groupStart(g) >= to || out.size() >= max)
+            return CompletableFuture.completedFuture(out.size() >= max);
+        return AskPattern.<GroupActor.Command, List<Extent>>ask(groups.get(g),
+                        r -> new GroupActor.FreeRuns(from, to, max - out.size() + 1, r), TIMEOUT, system.scheduler())
+                .thenCompose(runs -> {
+                    for (Extent e : runs) {
+                        int last = out.size() - 1;
+                        if (last >= 0 && out.get(last).end() == e.start())
+                            out.set(last, new Extent(out.get(last).start(), out.get(last).blocks() + e.blocks()));
+                        else if (out.size() < max) out.add(e);
+                        else return CompletableFuture.completedFuture(true);
+                    }
+                    return collectRuns(g + 1, from, to, max, out);
+                });
+    }
+
+    @Override
+    public CompletionStage<Long> freeBlocks() {
+        return inspectAll().thenApply(snaps -> {
+            long n = 0;
+            for (GroupActor.Snapshot s : snaps) n += s.freeBlocks();
+            return n;
+        });
+    }
+
+    @Override
+    public CompletionStage<Double> fragmentationScore() {
+        return freeExtents(0, geometry.totalBlocks(), Integer.MAX_VALUE).thenApply(page -> {
+            FragmentationScore score = new FragmentationScore(geometry.blockSizeBytes());
+            for (Extent e : page.extents()) score.addFreeExtent(e.blocks());
+            return score.score();
+        });
+    }
+
+    @Override
+    public CompletionStage<AllocatorStats> stats() {
+        return inspectAll().thenApply(snaps -> {
+            long free = 0;
+            int windows = 0, searches = 0;
+            for (GroupActor.Snapshot s : snaps) {
+                free += s.freeBlocks();
+                windows += s.windows().size();
+                searches += s.runningSearches();
+            }
+            return new AllocatorStats(free, geometry.dataBlocks(), windows, searches, volume.messages(),
+                    volume.searchSlices(), volume.stashed());
+        });
+    }
+
+    /** A snapshot of every group, in group order (each consistent in itself). */
+    public CompletionStage<List<GroupActor.Snapshot>> inspectAll() {
+        List<CompletableFuture<GroupActor.Snapshot>> all = new ArrayList<>();
+        for (ActorRef<GroupActor.Command> g : groups)
+            all.add(AskPattern.<GroupActor.Command, GroupActor.Snapshot>ask(g, GroupActor.Inspect::new, TIMEOUT,
+                    system.scheduler()).toCompletableFuture());
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).thenApply(x -> {
+            List<GroupActor.Snapshot> out = new ArrayList<>();
+            for (CompletableFuture<GroupActor.Snapshot> f : all) out.add(f.join());
+            return out;
+        });
+    }
+
+    @Override
+    public void close() {
+        system.terminate();
+        try {
+            system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("actor system did not stop", e);
+        }
+    }
+}

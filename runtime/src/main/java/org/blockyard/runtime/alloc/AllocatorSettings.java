@@ -1,0 +1,38 @@
+package org.blockyard.runtime.alloc;
+
+import com.typesafe.config.Config;
+
+import org.blockyard.api.alloc.AllocationPolicy;
+import org.blockyard.api.alloc.Geometry;
+
+/**
+ * What an allocator is built from: the volume geometry, the policy, and the actor tunables.
+ *
+ * @param searchSliceWords bitmap words a group actor scans per message during a window search
+ * @param stashCapacity    requests a group actor may hold back behind provisional windows
+ */
+public record AllocatorSettings(Geometry geometry, AllocationPolicy policy, int searchSliceWords, int stashCapacity) {
+    public AllocatorSettings {
+        if (searchSliceWords < 1) throw new IllegalArgumentException("search-slice-words must be at least 1");
+        if (stashCapacity < 1) throw new IllegalArgumentException("stash-capacity must be at least 1");
+    }
+
+    public static AllocatorSettings of(Geometry geometry, AllocationPolicy policy) {
+        return new AllocatorSettings(geometry, policy, 512, 100_000);
+    }
+
+    public AllocatorSettings withSliceWords(int words) {
+        return new AllocatorSettings(geometry, policy, words, stashCapacity);
+    }
+
+    /** Settings from {@code blockyard.volume} and {@code blockyard.alloc}, for a volume of {@code totalBlocks}. */
+    public static AllocatorSettings fromConfig(Config config, long totalBlocks) {
+        Config v = config.getConfig("blockyard.volume");
+        Config a = config.getConfig("blockyard.alloc");
+        Geometry g = Geometry.of(v.getInt("block-size"), totalBlocks, v.getInt("blocks-per-group"))
+                .withJournal(v.getInt("journal-blocks"))
+                .withStripe(v.getInt("stride-blocks"), v.getInt("stripe-blocks"));
+        return new AllocatorSettings(g, Policies.byId(a.getString("policy"), config),
+                a.getInt("search-slice-words"), a.getInt("stash-capacity"));
+    }
+}

@@ -1,0 +1,491 @@
+package org.blockyard.runtime.alloc;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import org.blockyard.api.alloc.AllocationException;
+import org.blockyard.api.alloc.AllocationPolicy;
+import org.blockyard.api.alloc.Extent;
+import org.blockyard.api.alloc.Geometry;
+
+/**
+ * One block group's allocation state and algorithms, without any concurrency of its own: the
+ * {@link GroupActor} owns one per group (so every method runs on one actor at a time), and the
+ * global-lock baseline drives the same code under one lock.
+ *
+ * <p>Data: a {@link Bitmap} (1 = used) over the group; the system zone (bitmap and descriptor blocks, the
+ * journal in group 0) is set at construction and never cleared; booked reservation windows by start
+ * block and by file.
+ *
+ * <p>Invariants:
+ * <ul>
+ * <li>windows never overlap and never leave the group; a file has at most one window here;</li>
+ * <li>a window holds at least one free block when it is booked (it need not stay so);</li>
+ * <li>no system-zone block is ever claimed or freed;</li>
+ * <li>{@link #freeBlocks()} equals the number of clear bits in the group's data area.</li>
+ * </ul>
+ *
+ * <p>Positions in the public methods are absolute block numbers; the bitmap works group-relative.
+ */
+public final class BlockGroup implements AllocationPolicy.GroupView {
+
+    /** A booked window {@code [start, end)} of one file. Provisional while its search runs in slices. */
+    static final class Window {
+        final long file;
+        long start;
+        long end; // exclusive
+        long hit; // blocks allocated from this window since it was booked (ext3 rsv_alloc_hit)
+        boolean provisional;
+
+        Window(long file, long start, long end) {
+            this.file = file;
+            this.start = start;
+            this.end = end;
+        }
+
+        boolean contains(long block) {
+            return block >= start && block < end;
+        }
+
+        long blocks() {
+            return end - start;
+        }
+
+        Extent extent() {
+            return new Extent(start, end - start);
+        }
+    }
+
+    /** A file's allocation request as the group sees it. */
+    public record Request(long file, long goal, int count, int windowGoalBlocks, long windowBlocks, long windowHit,
+                          boolean reserve) {}
+
+    /**
+     * The outcome of a request: {@code blocks > 0} when allocated, 0 when this group cannot serve it.
+     * Window fields mirror the file's window after the call (0 when it has none here).
+     */
+    public record Outcome(long start, int blocks, int windowGoalBlocks, long windowBlocks, long windowHit) {
+        public boolean allocated() {
+            return blocks > 0;
+        }
+    }
+
+    private final int group;
+    private final long start;
+    private final long end;
+    private final long firstData;
+    private final int stripeBlocks;
+    private final AllocationPolicy policy;
+    private final Bitmap bitmap;
+    private final TreeMap<Long, Window> windows = new TreeMap<>();
+    private final Map<Long, Window> byFile = new HashMap<>();
+
+    public BlockGroup(Geometry geometry, int group, AllocationPolicy policy) {
+        this.group = group;
+        this.start = geometry.groupStart(group);
+        int blocks = geometry.groupBlocks(group);
+        this.end = start + blocks;
+        this.firstData = start + geometry.systemBlocks(group);
+        this.stripeBlocks = geometry.stripeBlocks();
+        this.policy = policy;
+        int bits = (blocks + 63) & ~63;
+        this.bitmap = new Bitmap(bits);
+        bitmap.setUsed(0, geometry.systemBlocks(group));
+        if (bits > blocks) bitmap.setUsed(blocks, bits - blocks); // padding past a short last group
+    }
+
+    // ---- views -------------------------------------------------------------------------------------
+
+    @Override
+    public int group() {
+        return group;
+    }
+
+    @Override
+    public long firstDataBlock() {
+        return firstData;
+    }
+
+    @Override
+    public long end() {
+        return end;
+    }
+
+    public long start() {
+        return start;
+    }
+
+    @Override
+    public long freeBlocks() {
+        return bitmap.freeCount();
+    }
+
+    public long dataBlocks() {
+        return end - firstData;
+    }
+
+    @Override
+    public List<Extent> windows() {
+        List<Extent> out = new ArrayList<>(windows.size());
+        for (Window w : windows.values()) out.add(w.extent());
+        return out;
+    }
+
+    /** The window booked by {@code file} here, or null. */
+    public Extent windowOf(long file) {
+        Window w = byFile.get(file);
+        return w == null ? null : w.extent();
+    }
+
+    /** The file owning the window that starts at {@code start}, or -1. */
+    public long fileOfWindowAt(long start) {
+        Window w = windows.get(start);
+        return w == null ? -1 : w.file;
+    }
+
+    public int windowCount() {
+        return windows.size();
+    }
+
+    public boolean isUsed(long block) {
+        return bitmap.isUsed(rel(block));
+    }
+
+    Bitmap bitmap() {
+        return bitmap;
+    }
+
+    private int rel(long block) {
+        return (int) (block - start);
+    }
+
+    private long abs(int bit) {
+        return start + bit;
+    }
+
+    // ---- file allocation (ext3_try_to_allocate_with_rsv) --------------------------------------------
+
+    /**
+     * Allocates for a file with the whole window search done at once (no slicing): the global-lock
+     * baseline, and tests.
+     */
+    public Outcome allocate(Request r) {
+        WindowSearch s = begin(r);
+        if (s == null) return lastOutcome;
+        s.run(Integer.MAX_VALUE, true);
+        return finish(s);
+    }
+
+    private Outcome lastOutcome;
+
+    /**
+     * Starts a request. Returns null when it was served (or refused) at once — the outcome is then
+     * {@link #takeOutcome()} — or the window search to run in slices with {@link WindowSearch#run}.
+     */
+    public WindowSearch begin(Request r) {
+        long goal = r.goal() >= firstData && r.goal() < end ? r.goal() : -1;
+        if (!r.reserve()) {
+            lastOutcome = allocateWithoutWindow(r, goal);
+            return null;
+        }
+        Window w = byFile.get(r.file());
+        long oldBlocks = r.windowBlocks(), oldHit = r.windowHit();
+        if (w != null && !w.provisional) {
+            oldBlocks = w.blocks();
+            oldHit = w.hit;
+            if (goal < 0 || w.contains(goal)) {
+                long from = goal >= 0 ? goal : w.start;
+                if (goal >= 0 && w.end - goal < r.count()) tryToExtend(w, r.count() - (w.end - goal));
+                int n = claimIn(w, from, r.count());
+                if (n > 0) {
+                    lastOutcome = new Outcome(claimedStart, n, r.windowGoalBlocks(), w.blocks(), w.hit);
+                    return null;
+                }
+            }
+            removeWindow(w); // exhausted, or the goal moved away: book a new one (ext3 drops the old first)
+        }
+        int size = policy.nextWindowBlocks(r.windowGoalBlocks(), oldHit, oldBlocks, r.count(), (int) dataBlocks());
+        if (size <= 0) size = Math.max(1, r.count());
+        long from = policy.windowSearchStart(goal, size, this);
+        if (from < firstData || from >= end) from = firstData;
+        if (stripeBlocks > 1 && goal < 0) from = alignedStart(from, size);
+        return new WindowSearch(r, goal, size, from);
+    }
+
+    /** The outcome of a request that {@link #begin} served at once. */
+    public Outcome takeOutcome() {
+        Outcome o = lastOutcome;
+        lastOutcome = null;
+        return o;
+    }
+
+    /** Completes a request whose window search is done. */
+    public Outcome finish(WindowSearch s) {
+        if (!s.done()) throw new IllegalStateException("window search still running");
+        if (s.window == null) return new Outcome(-1, 0, s.size, 0, 0);
+        Window w = s.window;
+        long from = s.goal >= 0 && w.contains(s.goal) ? s.goal : w.start;
+        int n = claimIn(w, from, s.request.count());
+        if (n == 0) {
+            // A block of the window was free when the search confirmed it, in this same message: cannot happen.
+            throw new IllegalStateException("window " + w.extent() + " booked without a free block");
+        }
+        return new Outcome(claimedStart, n, s.size, w.blocks(), w.hit);
+    }
+
+    private long claimedStart;
+
+    /** ext3_try_to_allocate restricted to a window: first free block from {@code from}, then its neighbours. */
+    private int claimIn(Window w, long from, int count) {
+        int f = bitmap.nextFree(rel(Math.max(from, w.start)), rel(w.end));
+        if (f < 0) return 0;
+        int n = bitmap.claimRun(f, (int) Math.min(count, w.end - abs(f)));
+        w.hit += n;
+        claimedStart = abs(f);
+        return n;
+    }
+
+    /** ext3 try_to_extend_reservation: grow the window's end, never into the next window or out of the group. */
+    private void tryToExtend(Window w, long blocks) {
+        Map.Entry<Long, Window> next = windows.higherEntry(w.start);
+        long limit = next == null ? end : next.getValue().start;
+        w.end = Math.min(limit, w.end + blocks);
+    }
+
+    /** No window (ext3 noreservation, or the last pass before "no space"): first fit from the goal. */
+    private Outcome allocateWithoutWindow(Request r, long goal) {
+        long from = goal >= 0 ? goal : firstData;
+        int f = bitmap.nextFree(rel(from), rel(end));
+        if (f < 0 && from > firstData) f = bitmap.nextFree(rel(firstData), rel(from));
+        if (f < 0) return new Outcome(-1, 0, r.windowGoalBlocks(), r.windowBlocks(), r.windowHit());
+        if (goal < 0 || abs(f) != goal) {
+            // ext3: step back up to 7 blocks so the run starts at the beginning of its free gap.
+            int floor = rel(Math.max(from, firstData));
+            for (int i = 0; i < 7 && f > floor && !bitmap.isUsed(f - 1); i++) f--;
+        }
+        int n = bitmap.claimRun(f, r.count());
+        return new Outcome(abs(f), n, r.windowGoalBlocks(), r.windowBlocks(), r.windowHit());
+    }
+
+    /** First stripe-aligned block at or after {@code from} with a free stripe-long run (or any free block). */
+    private long alignedStart(long from, int size) {
+        int align = stripeBlocks;
+        int offset = (int) Math.floorMod(start, (long) align);
+        int p = bitmap.nextAlignedFree(rel(from), rel(end), align, offset, Math.min(align, size));
+        return p < 0 ? from : abs(p);
+    }
+
+    /**
+     * alloc_new_reservation in bounded slices. While it runs, its candidate window is booked as
+     * provisional, so other searches do not take it, and a request aimed at the space it may slide
+     * into ({@link #contends}) should wait until it is done.
+     */
+    public final class WindowSearch {
+        final Request request;
+        final long goal;
+        final int size;
+        private long from;
+        private Window candidate;
+        private int scan; // group-relative bit the bitmap scan resumes at
+        private boolean done;
+        Window window; // the confirmed window, or null when the group has none to give
+
+        WindowSearch(Request request, long goal, int size, long from) {
+            this.request = request;
+            this.goal = goal;
+            this.size = size;
+            this.from = from;
+        }
+
+        public boolean done() {
+            return done;
+        }
+
+        public int windowBlocks() {
+            return size;
+        }
+
+        /**
+         * Runs one slice of at most {@code maxWords} bitmap words. With {@code toEnd}, keeps going through
+         * window slides until done; otherwise a slide ends the slice.
+         *
+         * @return true when done
+         */
+        public boolean run(int maxWords, boolean toEnd) {
+            while (!done) {
+                if (candidate == null) {
+                    candidate = findReservable(request.file(), from, size);
+                    if (candidate == null) {
+                        done = true;
+                        return true;
+                    }
+                    candidate.provisional = true;
+                    windows.put(candidate.start, candidate);
+                    scan = rel(candidate.start);
+                }
+                int r = bitmap.nextFreeSliced(scan, rel(end), maxWords);
+                if (Bitmap.exhausted(r)) {
+                    scan = Bitmap.resumeAt(r);
+                    return false;
+                }
+                windows.remove(candidate.start);
+                if (r == Bitmap.NOT_FOUND) {
+                    candidate = null;
+                    done = true;
+                    return true;
+                }
+                long free = abs(r);
+                if (free < candidate.end) {
+                    candidate.provisional = false;
+                    candidate.hit = 0;
+                    windows.put(candidate.start, candidate);
+                    byFile.put(request.file(), candidate);
+                    window = candidate;
+                    done = true;
+                    return true;
+                }
+                from = free; // the window slides to where free space is
+                candidate = null;
+                if (!toEnd) return false;
+            }
+            return true;
+        }
+
+        /** Whether a request aimed at {@code goal} must wait for this search. */
+        public boolean contends(long goal) {
+            if (done || candidate == null || goal < 0) return false;
+            long scanned = Math.max(candidate.end, abs(scan));
+            return goal >= candidate.start && goal < scanned + size;
+        }
+
+        /** Drops the provisional window (the actor is stopping). */
+        void abandon() {
+            if (candidate != null && !done) windows.remove(candidate.start);
+            done = true;
+        }
+    }
+
+    /**
+     * find_next_reservable_window: the first gap of {@code size} blocks at or after {@code from} between
+     * booked windows, clipped to the group; null when none starts inside the group.
+     */
+    private Window findReservable(long file, long from, int size) {
+        long cur = Math.max(from, firstData);
+        Map.Entry<Long, Window> before = windows.floorEntry(cur);
+        if (before != null && before.getValue().end > cur) cur = before.getValue().end;
+        for (Window w : windows.tailMap(cur, true).values()) {
+            if (cur + size <= w.start) break;
+            cur = Math.max(cur, w.end);
+        }
+        if (cur >= end) return null;
+        return new Window(file, cur, Math.min(cur + size, end));
+    }
+
+    private void removeWindow(Window w) {
+        windows.remove(w.start);
+        byFile.remove(w.file);
+    }
+
+    /** ext3_discard_reservation: drop the file's window here, if it has one. */
+    public void discardWindow(long file) {
+        Window w = byFile.get(file);
+        if (w != null && !w.provisional) removeWindow(w);
+    }
+
+    // ---- extents (BlueStore-style allocate / release) -----------------------------------------------
+
+    /**
+     * Claims up to {@code wantBlocks} as extents that start on an {@code alignBlocks} boundary (absolute),
+     * are multiples of {@code unitBlocks} and at most {@code maxExtentBlocks} long, searching from
+     * {@code hint} (absolute, or -1) to the group end and then from the group start. With
+     * {@code honourWindows}, other files' windows are left alone.
+     */
+    public List<Extent> claimExtents(long wantBlocks, int unitBlocks, long maxExtentBlocks, int alignBlocks,
+                                     long hint, boolean honourWindows) {
+        List<Extent> out = new ArrayList<>();
+        long from = hint >= firstData && hint < end ? hint : firstData;
+        long remaining = claimBetween(out, wantBlocks, unitBlocks, maxExtentBlocks, alignBlocks, from, end, honourWindows);
+        if (remaining > 0 && from > firstData)
+            claimBetween(out, remaining, unitBlocks, maxExtentBlocks, alignBlocks, firstData, from, honourWindows);
+        return out;
+    }
+
+    private long claimBetween(List<Extent> out, long remaining, int unit, long maxExtent, int align, long from,
+                              long to, boolean honourWindows) {
+        int offset = (int) Math.floorMod(start, (long) align);
+        long pos = from;
+        long cap = maxExtent > 0 ? maxExtent : Long.MAX_VALUE;
+        while (remaining > 0 && pos < to) {
+            int p = bitmap.nextAlignedFree(rel(pos), rel(to), align, offset, unit);
+            if (p < 0) break;
+            long at = abs(p);
+            long limit = to;
+            if (honourWindows) {
+                Window blocking = windowOverlapping(at, unit);
+                if (blocking != null) {
+                    pos = blocking.end;
+                    continue;
+                }
+                Map.Entry<Long, Window> next = windows.higherEntry(at);
+                if (next != null) limit = Math.min(limit, next.getValue().start);
+            }
+            long want = Math.min(Math.min(remaining, cap), limit - at);
+            int run = bitmap.freeRunLength(p, (int) Math.min(want, Integer.MAX_VALUE));
+            run -= run % unit;
+            if (run == 0) {
+                pos = at + 1;
+                continue;
+            }
+            bitmap.setUsed(p, run);
+            out.add(new Extent(at, run));
+            remaining -= run;
+            pos = at + run;
+        }
+        return remaining;
+    }
+
+    private Window windowOverlapping(long at, long blocks) {
+        Map.Entry<Long, Window> e = windows.floorEntry(at + blocks - 1);
+        if (e != null && e.getValue().end > at) return e.getValue();
+        return null;
+    }
+
+    /** Checks that every extent may be freed here; null when all may, else the reason. Changes nothing. */
+    public AllocationException checkFree(List<Extent> extents) {
+        for (Extent e : extents) {
+            if (e.start() < start || e.end() > end)
+                return new AllocationException.OutOfRange("extent " + e + " is not inside group " + group
+                        + " [" + start + ", " + end + ")");
+            if (e.start() < firstData)
+                return new AllocationException.SystemZone("extent " + e + " touches the system zone of group "
+                        + group + " [" + start + ", " + firstData + ")");
+            int free = bitmap.firstFreeIn(rel(e.start()), (int) e.blocks());
+            if (free >= 0)
+                return new AllocationException.DoubleFree("block " + abs(free) + " of extent " + e + " is already free");
+        }
+        return null;
+    }
+
+    /** Frees the extents, all or none. */
+    public AllocationException free(List<Extent> extents) {
+        AllocationException bad = checkFree(extents);
+        if (bad != null) return bad;
+        for (Extent e : extents) bitmap.setFree(rel(e.start()), (int) e.blocks());
+        return null;
+    }
+
+    /** Free runs inside {@code [from, to)} clipped to the group, at most {@code max} of them. */
+    public List<Extent> freeRuns(long from, long to, int max) {
+        List<Extent> out = new ArrayList<>();
+        long a = Math.max(from, start), b = Math.min(to, end);
+        if (a >= b || max <= 0) return out;
+        bitmap.forEachFreeRun(rel(a), rel(b), (s, len) -> {
+            out.add(new Extent(abs(s), len));
+            return out.size() < max;
+        });
+        return out;
+    }
+}

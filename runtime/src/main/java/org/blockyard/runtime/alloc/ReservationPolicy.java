@@ -1,0 +1,199 @@
+package org.blockyard.runtime.alloc;
+
+import java.util.List;
+
+import org.blockyard.api.alloc.AllocationPolicy;
+import org.blockyard.api.alloc.Extent;
+import org.blockyard.api.alloc.Geometry;
+
+/**
+ * The built-in policy {@code reservation}: ext3 reservation windows, in one of two modes.
+ *
+ * <ul>
+ * <li>{@link Mode#EXT3}: ext3's semantics exactly. A window starts at 8 blocks, doubles when more than half
+ * of it was used, and stops at 1027 (EXT3_MAX_RESERVE_BLOCKS); files of one directory share their home
+ * group (the directory's group); a new window is searched first-fit from the goal, else from the
+ * group's first data block. Concurrent sequential writers in one group are therefore cut into pieces of
+ * at most one window (4 MiB at 4 KiB blocks) — the behaviour ext3 has.</li>
+ * <li>{@link Mode#EXTENDED} (the default): a window keeps doubling while its stream keeps filling it, up
+ * to a whole group; each newly opened file gets the home group farthest from every other open file's,
+ * and a window that has no goal in a group starts in the middle of the largest gap between the
+ * windows already there. N concurrent streams then each get about one extent per group they fill.</li>
+ * </ul>
+ *
+ * <p>{@code no-reservation} is {@link #noReservation()}: windows off (ext3's {@code noreservation}
+ * mount option) with ext3's goal and group rules, which reproduces the block-by-block interleaving of
+ * concurrent appenders (seed 002).
+ */
+public final class ReservationPolicy implements AllocationPolicy {
+
+    public enum Mode { EXT3, EXTENDED }
+
+    /** EXT3_DEFAULT_RESERVE_BLOCKS. */
+    public static final int EXT3_DEFAULT_WINDOW_BLOCKS = 8;
+    /** EXT3_MAX_RESERVE_BLOCKS: 1024 direct blocks + 3 indirect blocks. */
+    public static final int EXT3_MAX_WINDOW_BLOCKS = 1027;
+
+    private final String id;
+    private final Mode mode;
+    private final int initialWindowBlocks;
+    private final int maxWindowBlocks; // 0 = a whole group
+
+    private ReservationPolicy(String id, Mode mode, int initialWindowBlocks, int maxWindowBlocks) {
+        if (initialWindowBlocks < 0) throw new IllegalArgumentException("initial window below 0 blocks");
+        if (maxWindowBlocks < 0) throw new IllegalArgumentException("maximum window below 0 blocks");
+        this.id = id;
+        this.mode = mode;
+        this.initialWindowBlocks = initialWindowBlocks;
+        this.maxWindowBlocks = maxWindowBlocks;
+    }
+
+    public static ReservationPolicy ext3() {
+        return new ReservationPolicy("reservation", Mode.EXT3, EXT3_DEFAULT_WINDOW_BLOCKS, EXT3_MAX_WINDOW_BLOCKS);
+    }
+
+    public static ReservationPolicy extended() {
+        return new ReservationPolicy("reservation", Mode.EXTENDED, EXT3_DEFAULT_WINDOW_BLOCKS, 0);
+    }
+
+    public static ReservationPolicy of(Mode mode, int initialWindowBlocks, int maxWindowBlocks) {
+        return new ReservationPolicy("reservation", mode, initialWindowBlocks, maxWindowBlocks);
+    }
+
+    /** Windows off, ext3 goal and group rules: ext3 mounted with {@code noreservation}. */
+    public static ReservationPolicy noReservation() {
+        return new ReservationPolicy("no-reservation", Mode.EXT3, 0, 0);
+    }
+
+    public Mode mode() {
+        return mode;
+    }
+
+    @Override
+    public String id() {
+        return id;
+    }
+
+    @Override
+    public int initialWindowBlocks() {
+        return initialWindowBlocks;
+    }
+
+    @Override
+    public int nextWindowBlocks(int previousBlocks, long usedBlocks, long windowBlocks, int requestBlocks,
+                                int groupDataBlocks) {
+        if (previousBlocks <= 0) return 0;
+        int cap = maxWindowBlocks > 0 ? Math.min(maxWindowBlocks, groupDataBlocks) : groupDataBlocks;
+        long next = previousBlocks;
+        // alloc_new_reservation: more than half of the old window used -> double (capped).
+        if (windowBlocks > 0 && usedBlocks > windowBlocks / 2) next = Math.min((long) previousBlocks * 2, cap);
+        // ext3_try_to_allocate_with_rsv: the window is at least the request.
+        next = Math.max(next, Math.min(requestBlocks, groupDataBlocks));
+        return (int) next;
+    }
+
+    @Override
+    public int homeGroup(String file, Volume volume) {
+        int groups = volume.geometry().groups();
+        if (mode == Mode.EXT3) return directoryGroup(file, groups);
+        return spreadGroup(volume);
+    }
+
+    /** ext3 puts a regular file in its directory's group: files of one directory share it. */
+    static int directoryGroup(String file, int groups) {
+        int slash = file.lastIndexOf('/');
+        String dir = slash <= 0 ? "/" : file.substring(0, slash);
+        return Math.floorMod(dir.hashCode() * 0x9E3779B1, groups);
+    }
+
+    /**
+     * The group in the middle of the longest circular run of groups that no open file calls home, so
+     * that each new stream has the most room to grow before it meets another one. Groups with less
+     * than half their data blocks free count as taken. With no such group, the least crowded group
+     * with the most free space.
+     */
+    static int spreadGroup(Volume volume) {
+        Geometry g = volume.geometry();
+        int groups = g.groups();
+        boolean[] taken = new boolean[groups];
+        int free = 0;
+        for (int i = 0; i < groups; i++) {
+            long data = g.groupBlocks(i) - g.systemBlocks(i);
+            taken[i] = volume.openFiles(i) > 0 || volume.freeBlocks(i) * 2 < data;
+            if (!taken[i]) free++;
+        }
+        if (free == 0) {
+            int best = 0;
+            for (int i = 1; i < groups; i++) {
+                int c = Integer.compare(volume.openFiles(i), volume.openFiles(best));
+                if (c < 0 || c == 0 && volume.freeBlocks(i) > volume.freeBlocks(best)) best = i;
+            }
+            return best;
+        }
+        if (free == groups) return 0;
+        // Longest run of free groups, circularly; start scanning just after a taken group.
+        int first = 0;
+        while (!taken[first]) first++;
+        int bestStart = -1, bestLen = 0, runStart = -1, runLen = 0;
+        for (int k = 1; k <= groups; k++) {
+            int i = (first + k) % groups;
+            if (!taken[i]) {
+                if (runLen == 0) runStart = i;
+                runLen++;
+                if (runLen > bestLen) { bestLen = runLen; bestStart = runStart; }
+            } else {
+                runLen = 0;
+            }
+        }
+        // The run follows a taken group whose stream grows forward into it: start in its middle.
+        return (bestStart + bestLen / 2) % groups;
+    }
+
+    @Override
+    public long goal(long logicalBlock, long lastLogical, long lastPhysical, long precedingPhysical, int homeGroup,
+                     Volume volume) {
+        Geometry g = volume.geometry();
+        // ext3_find_goal: the sequential-append fast path.
+        if (lastLogical >= 0 && lastPhysical >= 0 && logicalBlock == lastLogical + 1 && lastPhysical + 1 < g.totalBlocks())
+            return lastPhysical + 1;
+        // ext3_find_near: near the block of the preceding logical block.
+        if (precedingPhysical >= 0) return Math.min(precedingPhysical + 1, g.totalBlocks() - 1);
+        // Else the home group (uncoloured: writers of one directory share the goal, as in seed 002).
+        return g.groupStart(homeGroup) + g.systemBlocks(homeGroup);
+    }
+
+    @Override
+    public long windowSearchStart(long goal, int windowBlocks, GroupView group) {
+        if (goal >= 0 || mode == Mode.EXT3) return goal >= 0 ? goal : group.firstDataBlock();
+        return middleOfLargestGap(group);
+    }
+
+    /** Where a stream without a goal starts in a group: apart from the streams already there. */
+    static long middleOfLargestGap(GroupView group) {
+        List<Extent> windows = group.windows();
+        if (windows.isEmpty()) return group.firstDataBlock();
+        long bestStart = group.firstDataBlock();
+        long bestRoom = -1;
+        long cursor = group.firstDataBlock();
+        boolean precededByWindow = false;
+        for (int i = 0; i <= windows.size(); i++) {
+            long gapEnd = i < windows.size() ? windows.get(i).start() : group.end();
+            if (gapEnd > cursor) {
+                // After a window, leave its stream the first half of the gap to grow into.
+                long start = precededByWindow ? cursor + (gapEnd - cursor) / 2 : cursor;
+                long room = gapEnd - start;
+                if (room > bestRoom) { bestRoom = room; bestStart = start; }
+            }
+            if (i < windows.size()) {
+                cursor = Math.max(cursor, windows.get(i).end());
+                precededByWindow = true;
+            }
+        }
+        return bestStart;
+    }
+
+    @Override
+    public String toString() {
+        return id + (initialWindowBlocks > 0 ? "(" + mode.name().toLowerCase() + ")" : "");
+    }
+}
