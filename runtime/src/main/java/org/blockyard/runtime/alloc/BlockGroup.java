@@ -290,6 +290,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         private long from;
         private Window candidate;
         private int scan; // group-relative bit the bitmap scan resumes at
+        private long provisionalFrom = Long.MAX_VALUE;
         private boolean done;
         Window window; // the confirmed window, or null when the group has none to give
 
@@ -315,17 +316,9 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
          * @return true when done
          */
         public boolean run(int maxWords, boolean toEnd) {
-            while (!done) {
-                if (candidate == null) {
-                    candidate = findReservable(request.file(), from, size);
-                    if (candidate == null) {
-                        done = true;
-                        return true;
-                    }
-                    candidate.provisional = true;
-                    windows.put(candidate.start, candidate);
-                    scan = rel(candidate.start);
-                }
+            if (done) return true;
+            if (candidate == null && !book(from)) return true;
+            while (true) {
                 int r = bitmap.nextFreeSliced(scan, rel(end), maxWords);
                 if (Bitmap.exhausted(r)) {
                     scan = Bitmap.resumeAt(r);
@@ -347,18 +340,32 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
                     done = true;
                     return true;
                 }
-                from = free; // the window slides to where free space is
-                candidate = null;
+                // The window slides to where free space is; the next candidate is booked at once, so
+                // the space stays provisional between slices.
+                if (!book(free)) return true;
                 if (!toEnd) return false;
             }
+        }
+
+        private boolean book(long at) {
+            candidate = findReservable(request.file(), at, size);
+            if (candidate == null) {
+                done = true;
+                return false;
+            }
+            candidate.provisional = true;
+            windows.put(candidate.start, candidate);
+            scan = rel(candidate.start);
+            provisionalFrom = candidate.start;
             return true;
         }
 
-        /** Whether a request aimed at {@code goal} must wait for this search. */
+        /**
+         * Whether a request aimed at {@code goal} must wait for this search: it targets the space at or
+         * after the provisional window, which the window may still slide into.
+         */
         public boolean contends(long goal) {
-            if (done || candidate == null || goal < 0) return false;
-            long scanned = Math.max(candidate.end, abs(scan));
-            return goal >= candidate.start && goal < scanned + size;
+            return !done && goal >= provisionalFrom && goal < end;
         }
 
         /** Drops the provisional window (the actor is stopping). */

@@ -174,15 +174,8 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
         int g = a.answer().group();
         BlockGroup.Outcome o = a.answer().outcome();
         if (walk.reserve()) {
-            file.windowGoalBlocks = o.windowGoalBlocks();
-            if (o.windowBlocks() > 0 && file.windowGroup != g) {
-                if (file.windowGroup >= 0) groups.get(file.windowGroup).tell(new GroupActor.DiscardWindow(file.id));
-                file.windowGroup = g;
-            }
-            if (o.windowBlocks() > 0) {
-                file.windowBlocks = o.windowBlocks();
-                file.windowHit = o.windowHit();
-            }
+            int stale = file.windowFrom(g, o);
+            if (stale >= 0) groups.get(stale).tell(new GroupActor.DiscardWindow(file.id));
         }
         if (!o.allocated()) return askNextGroup();
         GetBlocks m = allocating;

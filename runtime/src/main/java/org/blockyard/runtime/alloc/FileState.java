@@ -122,14 +122,18 @@ public final class FileState {
         return mappedBlocks;
     }
 
-    /** Takes the window mirror from a group's answer. */
-    void windowFrom(int group, BlockGroup.Outcome o) {
+    /**
+     * Takes the window mirror from a group's answer to a request made with a window. Answers the group
+     * whose window the file must now discard (its window moved to {@code group}), or -1.
+     */
+    int windowFrom(int group, BlockGroup.Outcome o) {
         windowGoalBlocks = o.windowGoalBlocks();
-        if (o.windowBlocks() > 0) {
-            windowGroup = group;
-            windowBlocks = o.windowBlocks();
-            windowHit = o.windowHit();
-        }
+        if (o.windowBlocks() <= 0) return -1;
+        int old = windowGroup != group ? windowGroup : -1;
+        windowGroup = group;
+        windowBlocks = o.windowBlocks();
+        windowHit = o.windowHit();
+        return old;
     }
 
     void windowDiscarded() {

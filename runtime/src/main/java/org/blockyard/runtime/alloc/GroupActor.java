@@ -81,6 +81,12 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
                 new GroupActor(ctx, stash, new BlockGroup(geometry, group, policy), volume, sliceWords)));
     }
 
+    /** A group actor over a group prepared by the caller (tests, volumes loaded from an image). */
+    static Behavior<Command> create(BlockGroup state, VolumeState volume, int sliceWords, int stashCapacity) {
+        return Behaviors.withStash(stashCapacity, stash -> Behaviors.setup(ctx ->
+                new GroupActor(ctx, stash, state, volume, sliceWords)));
+    }
+
     private GroupActor(ActorContext<Command> context, StashBuffer<Command> stash, BlockGroup state,
                        VolumeState volume, int sliceWords) {
         super(context);
