@@ -10,6 +10,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 import akka.Done;
@@ -45,21 +46,25 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     private final AtomicLong nextTx = new AtomicLong();
     private final AtomicLong extentCursor = new AtomicLong(-1);
 
-    private ActorBlockAllocator(AllocatorSettings settings, Config config) {
+    private ActorBlockAllocator(AllocatorSettings settings, Config config, Consumer<BlockGroup> prepare) {
         this.settings = settings;
         this.geometry = settings.geometry();
         this.volume = new VolumeState(geometry);
-        this.system = ActorSystem.create(AllocatorActor.create(settings.policy(), volume, settings.searchSliceWords(),
-                settings.stashCapacity()), "blockyard", config);
+        this.system = ActorSystem.create(AllocatorActor.create(settings, volume, prepare), "blockyard", config);
         this.groups = join(AskPattern.ask(system, AllocatorActor.Groups::new, TIMEOUT, system.scheduler()));
     }
 
     public static ActorBlockAllocator start(AllocatorSettings settings) {
-        return new ActorBlockAllocator(settings, BlockyardConfig.load());
+        return new ActorBlockAllocator(settings, BlockyardConfig.load(), null);
     }
 
     public static ActorBlockAllocator start(AllocatorSettings settings, Config config) {
-        return new ActorBlockAllocator(settings, config);
+        return new ActorBlockAllocator(settings, config, null);
+    }
+
+    /** Starts over groups that {@code prepare} fills first (benchmarks of aged volumes, loaded images). */
+    public static ActorBlockAllocator start(AllocatorSettings settings, Config config, Consumer<BlockGroup> prepare) {
+        return new ActorBlockAllocator(settings, config, prepare);
     }
 
     private static <T> T join(CompletionStage<T> stage) {
@@ -109,6 +114,17 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         return CompletableFuture.failedFuture(e);
     }
 
+    /** The file's actor: cached when opened here, else looked up (files opened by actors directly). */
+    private CompletionStage<ActorRef<FileActor.Command>> resolve(String file) {
+        ActorRef<FileActor.Command> ref = files.get(file);
+        if (ref != null) return CompletableFuture.completedFuture(ref);
+        return this.<AllocatorActor.Command, ActorRef<FileActor.Command>>ask(system,
+                r -> new AllocatorActor.Lookup(file, r)).thenApply(found -> {
+                    files.put(file, found);
+                    return found;
+                });
+    }
+
     // ---- files --------------------------------------------------------------------------------------
 
     @Override
@@ -120,30 +136,31 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
 
     @Override
     public CompletionStage<BlockRun> getBlocks(String file, long logicalBlock, int maxBlocks, boolean create) {
-        ActorRef<FileActor.Command> ref = files.get(file);
-        if (ref == null) return failed(new AllocationException.UnknownFile("file " + file + " was never opened"));
-        return ask(ref, r -> new FileActor.GetBlocks(logicalBlock, maxBlocks, create, r));
+        return resolve(file).thenCompose(ref -> ask(ref, r -> new FileActor.GetBlocks(logicalBlock, maxBlocks, create, r)));
     }
 
     @Override
     public CompletionStage<Long> truncate(String file, long fromLogicalBlock) {
-        ActorRef<FileActor.Command> ref = files.get(file);
-        if (ref == null) return failed(new AllocationException.UnknownFile("file " + file + " was never opened"));
-        return ask(ref, r -> new FileActor.Truncate(fromLogicalBlock, r));
+        return resolve(file).thenCompose(ref -> ask(ref, r -> new FileActor.Truncate(fromLogicalBlock, r)));
     }
 
     @Override
     public CompletionStage<Void> close(String file) {
-        ActorRef<FileActor.Command> ref = files.get(file);
-        if (ref == null) return failed(new AllocationException.UnknownFile("file " + file + " was never opened"));
-        return this.<FileActor.Command, Done>ask(ref, FileActor.Close::new).thenApply(d -> null);
+        return resolve(file).thenCompose(ref -> this.<FileActor.Command, Boolean>ask(ref, FileActor.Close::new))
+                .thenApply(last -> {
+                    if (last) files.remove(file); // its actor stops; a later call looks the file up afresh
+                    return null;
+                });
+    }
+
+    /** Every block a file holds: mapped extents and its unused preallocation. */
+    public CompletionStage<List<Extent>> heldExtents(String file) {
+        return this.<AllocatorActor.Command, List<Extent>>ask(system, r -> new AllocatorActor.FileExtents(file, true, r));
     }
 
     @Override
     public CompletionStage<List<Extent>> fileExtents(String file) {
-        ActorRef<FileActor.Command> ref = files.get(file);
-        if (ref == null) return failed(new AllocationException.UnknownFile("file " + file + " was never opened"));
-        return ask(ref, FileActor.Extents::new);
+        return this.<AllocatorActor.Command, List<Extent>>ask(system, r -> new AllocatorActor.FileExtents(file, false, r));
     }
 
     // ---- extents ------------------------------------------------------------------------------------

@@ -4,10 +4,10 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
-import akka.actor.typed.SupervisorStrategy;
 import akka.actor.typed.javadsl.AbstractBehavior;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
@@ -15,13 +15,19 @@ import akka.actor.typed.javadsl.Receive;
 
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.AllocationPolicy;
+import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
 
 /**
- * The allocator's root actor: it spawns one {@link GroupActor} per block group at start, and one
- * {@link FileActor} per file on its first open (choosing the file's home group with the policy); later
- * opens of the same file go to that file's actor. Everything else goes straight to the group and file
- * actors, whose references it hands out.
+ * The allocator's root actor: it spawns one {@link GroupActor} per block group at start, and a
+ * {@link FileActor} for a file while the file is open, choosing the file's home group with the policy on
+ * its first open. It keeps every file's {@link FileState}: when the last writer closes, the file's actor
+ * asks to be passivated and stops, so only open files cost an actor (as an inode cache keeps only the
+ * inodes in use); the next open spawns a fresh actor over the same state. Everything else goes straight
+ * to the group and file actors, whose references it hands out.
+ *
+ * <p>Passivation is safe against a racing open: the file actor says how many opens it has seen, and the
+ * allocator stops it only if it has forwarded no other open since.
  */
 public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Command> {
 
@@ -29,34 +35,54 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
 
     public record Open(String file, ActorRef<Reply<ActorRef<FileActor.Command>>> replyTo) implements Command {}
 
-    /** The file's actor if it was ever opened (open or closed), else an UnknownFile error. */
+    /** The actor of an open file, else an UnknownFile error (never opened, or closed). */
     public record Lookup(String file, ActorRef<Reply<ActorRef<FileActor.Command>>> replyTo) implements Command {}
+
+    /** A file's extents (mapped, or with {@code held} also its preallocation), open or closed. */
+    public record FileExtents(String file, boolean held, ActorRef<Reply<List<Extent>>> replyTo) implements Command {}
 
     public record Groups(ActorRef<List<ActorRef<GroupActor.Command>>> replyTo) implements Command {}
 
-    /** All files ever opened, with their ids. */
-    public record Files(ActorRef<Map<String, ActorRef<FileActor.Command>>> replyTo) implements Command {}
+    /** From a file actor whose last writer closed: stop me unless an open is on its way. */
+    record Passivate(String file, ActorRef<FileActor.Command> actor, long opensSeen) implements Command {}
 
+    private static final class Entry {
+        final FileState state;
+        ActorRef<FileActor.Command> actor; // null while the file is closed
+        long opensForwarded;
+
+        Entry(FileState state) {
+            this.state = state;
+        }
+    }
+
+    private final AllocatorSettings settings;
     private final AllocationPolicy policy;
     private final VolumeState volume;
     private final List<ActorRef<GroupActor.Command>> groups = new ArrayList<>();
-    private final Map<String, ActorRef<FileActor.Command>> files = new HashMap<>();
+    private final Map<String, Entry> files = new HashMap<>();
     private long nextFileId = 1;
 
-    public static Behavior<Command> create(AllocationPolicy policy, VolumeState volume, int sliceWords,
-                                           int stashCapacity) {
-        return Behaviors.setup(ctx -> new AllocatorActor(ctx, policy, volume, sliceWords, stashCapacity));
+    /**
+     * @param prepare called with each new group before its actor starts (to load or pre-fill its bitmap);
+     *                may be null
+     */
+    public static Behavior<Command> create(AllocatorSettings settings, VolumeState volume, Consumer<BlockGroup> prepare) {
+        return Behaviors.setup(ctx -> new AllocatorActor(ctx, settings, volume, prepare));
     }
 
-    private AllocatorActor(ActorContext<Command> context, AllocationPolicy policy, VolumeState volume,
-                           int sliceWords, int stashCapacity) {
+    private AllocatorActor(ActorContext<Command> context, AllocatorSettings settings, VolumeState volume,
+                           Consumer<BlockGroup> prepare) {
         super(context);
-        this.policy = policy;
+        this.settings = settings;
+        this.policy = settings.policy();
         this.volume = volume;
         Geometry geometry = volume.geometry();
         for (int g = 0; g < geometry.groups(); g++) {
-            groups.add(context.spawn(GroupActor.create(geometry, g, policy, volume, sliceWords, stashCapacity),
-                    "group-" + g));
+            BlockGroup state = new BlockGroup(geometry, g, policy);
+            if (prepare != null) prepare.accept(state);
+            groups.add(context.spawn(GroupActor.create(state, volume, settings.searchSliceWords(),
+                    settings.stashCapacity()), "group-" + g));
         }
     }
 
@@ -65,8 +91,9 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
         return newReceiveBuilder()
                 .onMessage(Open.class, this::onOpen)
                 .onMessage(Lookup.class, this::onLookup)
+                .onMessage(FileExtents.class, this::onFileExtents)
+                .onMessage(Passivate.class, this::onPassivate)
                 .onMessage(Groups.class, m -> { m.replyTo().tell(List.copyOf(groups)); return this; })
-                .onMessage(Files.class, m -> { m.replyTo().tell(Map.copyOf(files)); return this; })
                 .build();
     }
 
@@ -75,27 +102,55 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
             m.replyTo().tell(Reply.fail(new AllocationException.InvalidRequest("a file needs a non-empty name")));
             return this;
         }
-        ActorRef<FileActor.Command> ref = files.get(m.file());
-        if (ref != null) {
-            ref.tell(new FileActor.Open(m.replyTo()));
+        Entry e = files.get(m.file());
+        if (e != null && e.actor != null) {
+            e.opensForwarded++;
+            e.actor.tell(new FileActor.Open(m.replyTo()));
             return this;
         }
-        int home = policy.homeGroup(m.file(), volume);
-        if (home < 0 || home >= groups.size()) home = 0;
-        FileState state = new FileState(nextFileId++, m.file(), home, policy.initialWindowBlocks());
-        state.writers = 1;
-        volume.fileOpened(home);
-        ref = getContext().spawn(Behaviors.supervise(FileActor.create(state, policy, volume, groups))
-                .onFailure(SupervisorStrategy.stop()), "file-" + state.id);
-        files.put(m.file(), ref);
-        m.replyTo().tell(Reply.ok(ref));
+        if (e == null) {
+            int home = policy.homeGroup(m.file(), volume);
+            if (home < 0 || home >= groups.size()) home = 0;
+            e = new Entry(new FileState(nextFileId++, m.file(), home, policy.initialWindowBlocks()));
+            files.put(m.file(), e);
+        }
+        e.state.writers = 1;
+        e.opensForwarded = 0;
+        volume.fileOpened(e.state.homeGroup);
+        e.actor = getContext().spawnAnonymous(FileActor.create(e.state, settings, volume, groups, getContext().getSelf()));
+        m.replyTo().tell(Reply.ok(e.actor));
         return this;
     }
 
+    private Behavior<Command> onPassivate(Passivate m) {
+        Entry e = files.get(m.file());
+        if (e != null && e.actor != null && e.actor.equals(m.actor()) && e.opensForwarded == m.opensSeen()) {
+            e.actor = null;
+            m.actor().tell(FileActor.Stop.INSTANCE);
+        }
+        return this;
+    }
+
+    private AllocationException unknown(String file, Entry e) {
+        return new AllocationException.UnknownFile(e == null ? "file " + file + " was never opened"
+                : "file " + file + " is not open (closed by its last writer)");
+    }
+
     private Behavior<Command> onLookup(Lookup m) {
-        ActorRef<FileActor.Command> ref = files.get(m.file());
-        m.replyTo().tell(ref != null ? Reply.ok(ref)
-                : Reply.fail(new AllocationException.UnknownFile("file " + m.file() + " was never opened")));
+        Entry e = files.get(m.file());
+        m.replyTo().tell(e != null && e.actor != null ? Reply.ok(e.actor) : Reply.fail(unknown(m.file(), e)));
+        return this;
+    }
+
+    private Behavior<Command> onFileExtents(FileExtents m) {
+        Entry e = files.get(m.file());
+        if (e == null) {
+            m.replyTo().tell(Reply.fail(unknown(m.file(), null)));
+        } else if (e.actor != null) {
+            e.actor.tell(m.held() ? new FileActor.Held(m.replyTo()) : new FileActor.Extents(m.replyTo()));
+        } else {
+            m.replyTo().tell(Reply.ok(e.state.extents())); // a closed file holds no preallocation
+        }
         return this;
     }
 }

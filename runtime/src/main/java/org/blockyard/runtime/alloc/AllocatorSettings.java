@@ -10,19 +10,35 @@ import org.blockyard.api.alloc.Geometry;
  *
  * @param searchSliceWords bitmap words a group actor scans per message during a window search
  * @param stashCapacity    requests a group actor may hold back behind provisional windows
+ * @param preallocMinWindowBlocks once a file's window goal reaches this, the file claims the rest of its
+ *                         window with each allocation and serves sequential appends from it; 0 = never
  */
-public record AllocatorSettings(Geometry geometry, AllocationPolicy policy, int searchSliceWords, int stashCapacity) {
+public record AllocatorSettings(Geometry geometry, AllocationPolicy policy, int searchSliceWords, int stashCapacity,
+                                int preallocMinWindowBlocks) {
     public AllocatorSettings {
+        if (preallocMinWindowBlocks < 0) throw new IllegalArgumentException("prealloc-min-window-blocks below 0");
         if (searchSliceWords < 1) throw new IllegalArgumentException("search-slice-words must be at least 1");
         if (stashCapacity < 1) throw new IllegalArgumentException("stash-capacity must be at least 1");
     }
 
     public static AllocatorSettings of(Geometry geometry, AllocationPolicy policy) {
-        return new AllocatorSettings(geometry, policy, 512, 100_000);
+        return new AllocatorSettings(geometry, policy, 512, 100_000, 64);
     }
 
     public AllocatorSettings withSliceWords(int words) {
-        return new AllocatorSettings(geometry, policy, words, stashCapacity);
+        return new AllocatorSettings(geometry, policy, words, stashCapacity, preallocMinWindowBlocks);
+    }
+
+    public AllocatorSettings withPreallocMinWindowBlocks(int blocks) {
+        return new AllocatorSettings(geometry, policy, searchSliceWords, stashCapacity, blocks);
+    }
+
+    public AllocatorSettings withGeometry(Geometry g) {
+        return new AllocatorSettings(g, policy, searchSliceWords, stashCapacity, preallocMinWindowBlocks);
+    }
+
+    public AllocatorSettings withPolicy(AllocationPolicy p) {
+        return new AllocatorSettings(geometry, p, searchSliceWords, stashCapacity, preallocMinWindowBlocks);
     }
 
     /** Settings from {@code blockyard.volume} and {@code blockyard.alloc}, for a volume of {@code totalBlocks}. */
@@ -33,6 +49,6 @@ public record AllocatorSettings(Geometry geometry, AllocationPolicy policy, int 
                 .withJournal(v.getInt("journal-blocks"))
                 .withStripe(v.getInt("stride-blocks"), v.getInt("stripe-blocks"));
         return new AllocatorSettings(g, Policies.byId(a.getString("policy"), config),
-                a.getInt("search-slice-words"), a.getInt("stash-capacity"));
+                a.getInt("search-slice-words"), a.getInt("stash-capacity"), a.getInt("prealloc-min-window-blocks"));
     }
 }

@@ -59,9 +59,17 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         }
     }
 
-    /** A file's allocation request as the group sees it. */
-    public record Request(long file, long goal, int count, int windowGoalBlocks, long windowBlocks, long windowHit,
-                          boolean reserve) {}
+    /**
+     * A file's allocation request as the group sees it: {@code count} blocks, and with a window up to
+     * {@code prefetch} more right after them from the same window, which the file keeps as its
+     * preallocation.
+     */
+    public record Request(long file, long goal, int count, int prefetch, int windowGoalBlocks, long windowBlocks,
+                          long windowHit, boolean reserve) {
+        int wanted() {
+            return (int) Math.min(Integer.MAX_VALUE, (long) count + prefetch);
+        }
+    }
 
     /**
      * The outcome of a request: {@code blocks > 0} when allocated, 0 when this group cannot serve it.
@@ -166,6 +174,16 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         return start + bit;
     }
 
+    /**
+     * Marks the first {@code blocks} data blocks used, as an aged volume would have them (benchmarks).
+     * Only for a group no actor serves yet.
+     */
+    public void fillFromStart(int blocks) {
+        if (blocks < 0 || blocks > dataBlocks()) throw new IllegalArgumentException("cannot fill " + blocks
+                + " of " + dataBlocks() + " data blocks");
+        bitmap.setUsed(rel(firstData), blocks);
+    }
+
     // ---- file allocation (ext3_try_to_allocate_with_rsv) --------------------------------------------
 
     /**
@@ -199,7 +217,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
             if (goal < 0 || w.contains(goal)) {
                 long from = goal >= 0 ? goal : w.start;
                 if (goal >= 0 && w.end - goal < r.count()) tryToExtend(w, r.count() - (w.end - goal));
-                int n = claimIn(w, from, r.count());
+                int n = claimIn(w, from, r.wanted());
                 if (n > 0) {
                     lastOutcome = new Outcome(claimedStart, n, r.windowGoalBlocks(), w.blocks(), w.hit);
                     return null;
@@ -228,7 +246,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         if (s.window == null) return new Outcome(-1, 0, s.size, 0, 0);
         Window w = s.window;
         long from = s.goal >= 0 && w.contains(s.goal) ? s.goal : w.start;
-        int n = claimIn(w, from, s.request.count());
+        int n = claimIn(w, from, s.request.wanted());
         if (n == 0) {
             // A block of the window was free when the search confirmed it, in this same message: cannot happen.
             throw new IllegalStateException("window " + w.extent() + " booked without a free block");
@@ -394,6 +412,11 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
     private void removeWindow(Window w) {
         windows.remove(w.start);
         byFile.remove(w.file);
+    }
+
+    /** Frees a file's unused preallocation. */
+    public AllocationException unclaim(Extent e) {
+        return free(List.of(e));
     }
 
     /** ext3_discard_reservation: drop the file's window here, if it has one. */

@@ -39,22 +39,31 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
 
     public record Truncate(long fromLogicalBlock, ActorRef<Reply<Long>> replyTo) implements Command {}
 
-    public record Close(ActorRef<Reply<Done>> replyTo) implements Command {}
+    /** Drops a writer; answers true when it was the last one (the file is then closed). */
+    public record Close(ActorRef<Reply<Boolean>> replyTo) implements Command {}
 
+    /** From the allocator actor once the file is closed and no open is on its way. */
+    enum Stop implements Command { INSTANCE }
+
+    /** The file's mapped extents in logical order. */
     public record Extents(ActorRef<Reply<List<Extent>>> replyTo) implements Command {}
 
-    private record GroupAnswer(GroupActor.Allocated answer) implements Command {}
+    /** Every block the file holds: its mapped extents and its preallocation. */
+    public record Held(ActorRef<Reply<List<Extent>>> replyTo) implements Command {}
 
     private record Freed(Reply<Done> reply) implements Command {}
 
     private final FileState file;
+    private final ActorRef<AllocatorActor.Command> allocator;
+    private long opensSeen;
     private final AllocationPolicy policy;
+    private final int preallocMin;
     private final VolumeState volume;
     private final Geometry geometry;
     private final List<ActorRef<GroupActor.Command>> groups;
     private final StashBuffer<Command> stash;
-    private final ActorRef<GroupActor.Allocated> groupAdapter;
-    private final ActorRef<Reply<Done>> freedAdapter;
+    private final ActorRef<GroupActor.Allocated> groupReplies;
+    private ActorRef<Reply<Done>> freedAdapter; // made on the first truncate: most files never need it
 
     // The request in progress; null when idle.
     private GetBlocks allocating;
@@ -66,38 +75,41 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
     private long freedBlocks;
     private AllocationException freeError;
 
-    public static Behavior<Command> create(FileState file, AllocationPolicy policy, VolumeState volume,
-                                           List<ActorRef<GroupActor.Command>> groups) {
+    public static Behavior<Command> create(FileState file, AllocatorSettings settings, VolumeState volume,
+                                           List<ActorRef<GroupActor.Command>> groups,
+                                           ActorRef<AllocatorActor.Command> allocator) {
         return Behaviors.withStash(10_000, stash -> Behaviors.setup(ctx ->
-                new FileActor(ctx, stash, file, policy, volume, groups)));
+                new FileActor(ctx, stash, file, settings, volume, groups, allocator)));
     }
 
     private FileActor(ActorContext<Command> context, StashBuffer<Command> stash, FileState file,
-                      AllocationPolicy policy, VolumeState volume, List<ActorRef<GroupActor.Command>> groups) {
+                      AllocatorSettings settings, VolumeState volume, List<ActorRef<GroupActor.Command>> groups,
+                      ActorRef<AllocatorActor.Command> allocator) {
         super(context);
+        this.allocator = allocator;
         this.stash = stash;
         this.file = file;
-        this.policy = policy;
+        this.policy = settings.policy();
+        this.preallocMin = settings.preallocMinWindowBlocks();
         this.volume = volume;
         this.geometry = volume.geometry();
         this.groups = groups;
-        this.groupAdapter = context.messageAdapter(GroupActor.Allocated.class, GroupAnswer::new);
-        @SuppressWarnings("unchecked")
-        Class<Reply<Done>> replyClass = (Class<Reply<Done>>) (Class<?>) Reply.class;
-        this.freedAdapter = context.messageAdapter(replyClass, Freed::new);
+        this.groupReplies = context.getSelf().narrow();
     }
 
     @Override
     public Receive<Command> createReceive() {
         return newReceiveBuilder()
-                .onMessage(GroupAnswer.class, this::onGroupAnswer)
+                .onMessage(GroupActor.Allocated.class, this::onGroupAnswer)
                 .onMessage(Freed.class, this::onFreed)
+                .onMessageEquals(Stop.INSTANCE, Behaviors::stopped)
                 .onMessage(Command.class, this::busy, this::stashIt)
                 .onMessage(GetBlocks.class, this::onGetBlocks)
                 .onMessage(Truncate.class, this::onTruncate)
                 .onMessage(Open.class, this::onOpen)
                 .onMessage(Close.class, this::onClose)
                 .onMessage(Extents.class, this::onExtents)
+                .onMessage(Held.class, this::onHeld)
                 .build();
     }
 
@@ -143,12 +155,19 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
             m.replyTo().tell(Reply.ok(new BlockRun(m.logicalBlock(), -1, 0, false)));
             return this;
         }
-        allocating = m;
         count = file.holeLength(m.logicalBlock(), m.maxBlocks());
+        BlockRun pre = file.takePrealloc(m.logicalBlock(), count);
+        if (pre != null) {
+            m.replyTo().tell(Reply.ok(pre));
+            return this;
+        }
+        dropPrealloc(); // not sequential: its preallocation would only be in the way
+        allocating = m;
         goal = policy.goal(m.logicalBlock(), file.lastLogical, file.lastPhysical,
                 file.precedingPhysical(m.logicalBlock()), file.homeGroup, volume);
         if (goal < 0 || goal >= geometry.totalBlocks()) goal = geometry.groupStart(file.homeGroup);
-        walk = new GroupWalk(policy, volume, geometry.groupOf(goal), file.windowGoalBlocks);
+        walk = new GroupWalk(policy, volume, geometry.groupOf(goal), file.windowGoalBlocks,
+                file.windowGroup >= 0);
         return askNextGroup();
     }
 
@@ -164,15 +183,15 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
         }
         boolean here = file.windowGroup == g;
         BlockGroup.Request r = new BlockGroup.Request(file.id, walk.isGoalGroup(g) ? goal : -1, count,
-                file.windowGoalBlocks, here ? 0 : file.windowBlocks, here ? 0 : file.windowHit, walk.reserve());
-        groups.get(g).tell(new GroupActor.Allocate(r, groupAdapter));
+                walk.reserve() ? file.prefetch(preallocMin) : 0, file.windowGoalBlocks, here ? 0 : file.windowBlocks, here ? 0 : file.windowHit, walk.reserve());
+        groups.get(g).tell(new GroupActor.Allocate(r, groupReplies));
         return this;
     }
 
-    private Behavior<Command> onGroupAnswer(GroupAnswer a) {
+    private Behavior<Command> onGroupAnswer(GroupActor.Allocated a) {
         volume.countMessage();
-        int g = a.answer().group();
-        BlockGroup.Outcome o = a.answer().outcome();
+        int g = a.group();
+        BlockGroup.Outcome o = a.outcome();
         if (walk.reserve()) {
             int stale = file.windowFrom(g, o);
             if (stale >= 0) groups.get(stale).tell(new GroupActor.DiscardWindow(file.id));
@@ -181,8 +200,7 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
         GetBlocks m = allocating;
         allocating = null;
         walk = null;
-        file.map(m.logicalBlock(), o.start(), o.blocks());
-        m.replyTo().tell(Reply.ok(new BlockRun(m.logicalBlock(), o.start(), o.blocks(), true)));
+        m.replyTo().tell(Reply.ok(file.mapAllocated(m.logicalBlock(), count, o.start(), o.blocks())));
         return idle();
     }
 
@@ -203,6 +221,11 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
         if (byGroup.isEmpty()) {
             m.replyTo().tell(Reply.ok(0L));
             return this;
+        }
+        if (freedAdapter == null) {
+            @SuppressWarnings("unchecked")
+            Class<Reply<Done>> replyClass = (Class<Reply<Done>>) (Class<?>) Reply.class;
+            freedAdapter = getContext().messageAdapter(replyClass, Freed::new);
         }
         truncating = m;
         freesOutstanding = byGroup.size();
@@ -225,6 +248,7 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
 
     private Behavior<Command> onOpen(Open m) {
         volume.countMessage();
+        opensSeen++;
         if (file.writers++ == 0) volume.fileOpened(file.homeGroup);
         m.replyTo().tell(Reply.ok(getContext().getSelf()));
         return this;
@@ -236,11 +260,13 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
             m.replyTo().tell(Reply.fail(notOpen()));
             return this;
         }
-        if (--file.writers == 0) {
+        boolean last = --file.writers == 0;
+        if (last) {
             discardWindow(); // ext3_release_file: the last writer's close drops the window
             volume.fileClosed(file.homeGroup);
+            allocator.tell(new AllocatorActor.Passivate(file.name, getContext().getSelf(), opensSeen));
         }
-        m.replyTo().tell(Reply.ok(Done.getInstance()));
+        m.replyTo().tell(Reply.ok(last));
         return this;
     }
 
@@ -250,7 +276,21 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
         return this;
     }
 
+    private Behavior<Command> onHeld(Held m) {
+        volume.countMessage();
+        List<Extent> held = new ArrayList<>(file.extents());
+        if (file.preBlocks > 0) held.add(new Extent(file.prePhysical, file.preBlocks));
+        m.replyTo().tell(Reply.ok(held));
+        return this;
+    }
+
+    private void dropPrealloc() {
+        Extent e = file.dropPrealloc();
+        if (e != null) groups.get(geometry.groupOf(e.start())).tell(new GroupActor.Unclaim(e));
+    }
+
     private void discardWindow() {
+        dropPrealloc();
         if (file.windowGroup >= 0) groups.get(file.windowGroup).tell(new GroupActor.DiscardWindow(file.id));
         file.windowDiscarded();
     }

@@ -26,6 +26,12 @@ public final class FileState {
     private final TreeMap<Long, long[]> map = new TreeMap<>();
     private long mappedBlocks;
 
+    // Preallocation: physical blocks claimed for the file right after its last allocation and not yet
+    // mapped; the next sequential getBlocks takes them without asking a group (ext4's inode PA).
+    long preLogical = -1;
+    long prePhysical = -1;
+    int preBlocks;
+
     long lastLogical = -1;
     long lastPhysical = -1;
     int windowGoalBlocks;
@@ -83,6 +89,44 @@ public final class FileState {
         mappedBlocks += blocks;
         lastLogical = logical + blocks - 1;
         lastPhysical = physical + blocks - 1;
+    }
+
+    /** Maps up to {@code count} blocks at {@code logical} from the preallocation; null if it does not continue there. */
+    public BlockRun takePrealloc(long logical, int count) {
+        if (preBlocks == 0 || logical != preLogical) return null;
+        int n = Math.min(count, preBlocks);
+        long physical = prePhysical;
+        map(logical, physical, n);
+        preLogical += n;
+        prePhysical += n;
+        preBlocks -= n;
+        return new BlockRun(logical, physical, n, true);
+    }
+
+    /** Gives up the preallocation; answers it (to be freed in its group), or null when there is none. */
+    public Extent dropPrealloc() {
+        if (preBlocks == 0) return null;
+        Extent e = new Extent(prePhysical, preBlocks);
+        preBlocks = 0;
+        preLogical = prePhysical = -1;
+        return e;
+    }
+
+    /** Blocks to ask for beyond a request, to keep as preallocation: the window's size once it is big. */
+    int prefetch(int preallocMinWindowBlocks) {
+        return preallocMinWindowBlocks > 0 && windowGoalBlocks >= preallocMinWindowBlocks ? windowGoalBlocks : 0;
+    }
+
+    /** Maps a fresh run of which the first {@code count} blocks were asked for; keeps the rest as preallocation. */
+    public BlockRun mapAllocated(long logical, int count, long physical, int blocks) {
+        int mapped = Math.min(count, blocks);
+        map(logical, physical, mapped);
+        if (blocks > mapped) {
+            preLogical = logical + mapped;
+            prePhysical = physical + mapped;
+            preBlocks = blocks - mapped;
+        }
+        return new BlockRun(logical, physical, mapped, true);
     }
 
     /** Unmaps everything at {@code fromLogical} and beyond; answers the physical extents released. */

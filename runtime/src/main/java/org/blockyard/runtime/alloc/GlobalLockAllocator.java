@@ -27,8 +27,15 @@ public final class GlobalLockAllocator {
     private final Map<String, FileState> files = new HashMap<>();
     private long nextFileId = 1;
 
+    private final int preallocMin;
+
     public GlobalLockAllocator(Geometry geometry, AllocationPolicy policy) {
+        this(geometry, policy, 64);
+    }
+
+    public GlobalLockAllocator(Geometry geometry, AllocationPolicy policy, int preallocMinWindowBlocks) {
         this.policy = policy;
+        this.preallocMin = preallocMinWindowBlocks;
         this.geometry = geometry;
         this.volume = new VolumeState(geometry);
         this.groups = new BlockGroup[geometry.groups()];
@@ -72,6 +79,7 @@ public final class GlobalLockAllocator {
         try {
             if (f.writers == 0) throw new AllocationException.UnknownFile("file " + f.name + " is not open");
             if (--f.writers == 0) {
+                dropPrealloc(f);
                 if (f.windowGroup >= 0) groups[f.windowGroup].discardWindow(f.id);
                 f.windowDiscarded();
                 volume.fileClosed(f.homeGroup);
@@ -89,26 +97,38 @@ public final class GlobalLockAllocator {
             BlockRun mapped = f.lookup(logical, max);
             if (mapped != null) return mapped;
             int count = f.holeLength(logical, max);
+            BlockRun pre = f.takePrealloc(logical, count);
+            if (pre != null) return pre;
+            dropPrealloc(f);
             long goal = policy.goal(logical, f.lastLogical, f.lastPhysical, f.precedingPhysical(logical), f.homeGroup,
                     volume);
-            GroupWalk walk = new GroupWalk(policy, volume, geometry.groupOf(goal), f.windowGoalBlocks);
+            GroupWalk walk = new GroupWalk(policy, volume, geometry.groupOf(goal), f.windowGoalBlocks,
+                    f.windowGroup >= 0);
             for (int g = walk.next(); g >= 0; g = walk.next()) {
                 boolean here = f.windowGroup == g;
                 BlockGroup.Outcome o = groups[g].allocate(new BlockGroup.Request(f.id, walk.isGoalGroup(g) ? goal : -1,
-                        count, f.windowGoalBlocks, here ? 0 : f.windowBlocks, here ? 0 : f.windowHit, walk.reserve()));
+                        count, walk.reserve() ? f.prefetch(preallocMin) : 0, f.windowGoalBlocks, here ? 0 : f.windowBlocks, here ? 0 : f.windowHit, walk.reserve()));
                 if (walk.reserve()) {
                     int stale = f.windowFrom(g, o);
                     if (stale >= 0) groups[stale].discardWindow(f.id);
                 }
                 if (o.allocated()) {
                     volume.publishFree(g, groups[g].freeBlocks());
-                    f.map(logical, o.start(), o.blocks());
-                    return new BlockRun(logical, o.start(), o.blocks(), true);
+                    return f.mapAllocated(logical, count, o.start(), o.blocks());
                 }
             }
             throw new AllocationException.NoSpace("no free block for " + f.name);
         } finally {
             lock.unlock();
+        }
+    }
+
+    private void dropPrealloc(FileState f) {
+        Extent e = f.dropPrealloc();
+        if (e != null) {
+            int g = geometry.groupOf(e.start());
+            groups[g].unclaim(e);
+            volume.publishFree(g, groups[g].freeBlocks());
         }
     }
 

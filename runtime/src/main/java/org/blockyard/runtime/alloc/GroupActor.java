@@ -34,10 +34,14 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     /** A file's request; answered with {@link Allocated} (0 blocks when this group cannot serve it). */
     public record Allocate(BlockGroup.Request request, ActorRef<Allocated> replyTo) implements Command {}
 
-    public record Allocated(int group, BlockGroup.Outcome outcome) {}
+    /** The answer to {@link Allocate}; file actors take it directly, without an adapter. */
+    public record Allocated(int group, BlockGroup.Outcome outcome) implements FileActor.Command {}
 
     /** ext3_discard_reservation for one file. */
     public record DiscardWindow(long file) implements Command {}
+
+    /** A file gives back its unused preallocation (no answer: it cannot fail unless the file is wrong). */
+    public record Unclaim(Extent extent) implements Command {}
 
     /** Frees extents of this group, all or none. */
     public record Free(List<Extent> extents, ActorRef<Reply<Done>> replyTo) implements Command {}
@@ -75,14 +79,8 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
 
     private record Running(BlockGroup.WindowSearch search, ActorRef<Allocated> replyTo) {}
 
-    public static Behavior<Command> create(Geometry geometry, int group, AllocationPolicy policy, VolumeState volume,
-                                           int sliceWords, int stashCapacity) {
-        return Behaviors.withStash(stashCapacity, stash -> Behaviors.setup(ctx ->
-                new GroupActor(ctx, stash, new BlockGroup(geometry, group, policy), volume, sliceWords)));
-    }
-
     /** A group actor over a group prepared by the caller (tests, volumes loaded from an image). */
-    static Behavior<Command> create(BlockGroup state, VolumeState volume, int sliceWords, int stashCapacity) {
+    public static Behavior<Command> create(BlockGroup state, VolumeState volume, int sliceWords, int stashCapacity) {
         return Behaviors.withStash(stashCapacity, stash -> Behaviors.setup(ctx ->
                 new GroupActor(ctx, stash, state, volume, sliceWords)));
     }
@@ -105,6 +103,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
                 .onMessage(Allocate.class, this::onAllocate)
                 .onMessage(ContinueSearch.class, this::onContinueSearch)
                 .onMessage(DiscardWindow.class, this::onDiscardWindow)
+                .onMessage(Unclaim.class, this::onUnclaim)
                 .onMessage(Free.class, this::onFree)
                 .onMessage(PrepareFree.class, this::onPrepareFree)
                 .onMessage(CommitFree.class, this::onCommitFree)
@@ -167,6 +166,15 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     private Behavior<Command> onDiscardWindow(DiscardWindow m) {
         volume.countMessage();
         state.discardWindow(m.file());
+        return this;
+    }
+
+    private Behavior<Command> onUnclaim(Unclaim m) {
+        volume.countMessage();
+        AllocationException bad = state.unclaim(m.extent());
+        if (bad != null) getContext().getLog().error("group {}: returned preallocation {} refused: {}", group, m.extent(),
+                bad.getMessage());
+        volume.publishFree(group, state.freeBlocks());
         return this;
     }
 

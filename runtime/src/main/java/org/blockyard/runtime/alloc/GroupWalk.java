@@ -17,14 +17,17 @@ final class GroupWalk {
     private boolean reserve;
     private int attempt = -1;
 
-    GroupWalk(AllocationPolicy policy, AllocationPolicy.Volume volume, int goalGroup, int windowBlocks) {
+    GroupWalk(AllocationPolicy policy, AllocationPolicy.Volume volume, int goalGroup, int windowBlocks,
+              boolean hasWindow) {
         this.policy = policy;
         this.volume = volume;
         this.groups = volume.geometry().groups();
         this.goalGroup = goalGroup;
         this.windowBlocks = windowBlocks;
-        // ext3: a goal group with fewer free blocks than a window turns reservation off for this call.
-        this.reserve = windowBlocks > 0 && policy.mayReserveIn(volume.freeBlocks(goalGroup), windowBlocks, true);
+        // ext3: for a file without a window yet, a goal group with fewer free blocks than a window turns
+        // reservation off for this call.
+        this.reserve = windowBlocks > 0
+                && (hasWindow || policy.mayReserveIn(volume.freeBlocks(goalGroup), windowBlocks, true));
     }
 
     /** Whether the group returned by the last {@link #next()} is to be asked with a window. */

@@ -17,5 +17,7 @@ public final class BenchCommand implements Runnable {
     }
 
     static void addWorkloads(CommandLine bench) {
+        bench.addSubcommand("tiobench", new org.blockyard.runtime.bench.TiobenchCommand());
+        bench.addSubcommand("smallfiles", new org.blockyard.runtime.bench.SmallFilesCommand());
     }
 }

@@ -1,0 +1,133 @@
+package org.blockyard.runtime.bench;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.Behavior;
+import akka.actor.typed.javadsl.AbstractBehavior;
+import akka.actor.typed.javadsl.ActorContext;
+import akka.actor.typed.javadsl.Behaviors;
+import akka.actor.typed.javadsl.Receive;
+
+import org.blockyard.api.alloc.BlockRun;
+import org.blockyard.runtime.alloc.AllocatorActor;
+import org.blockyard.runtime.alloc.FileActor;
+import org.blockyard.runtime.alloc.Reply;
+
+/**
+ * A load client that creates small files one after another, as {@code tar xf} does: open, one getBlocks
+ * per block, close. Only the getBlocks calls are timed.
+ */
+final class SmallFileClient extends AbstractBehavior<SmallFileClient.Command> {
+
+    interface Command {}
+
+    enum Go implements Command { INSTANCE }
+
+    /** Every answer comes as a {@link Reply}; Akka keeps one adapter per message class, so one adapter. */
+    private record Answer(Reply<?> reply) implements Command {}
+
+    private enum Phase { OPENING, WRITING, CLOSING }
+
+    /** A file to create: its name and size in blocks. */
+    record Job(String name, int blocks) {}
+
+    private final ActorRef<AllocatorActor.Command> allocator;
+    private final List<Job> jobs;
+    private final Latency latency;
+    private final CompletableFuture<Long> done;
+    private final ActorRef<Reply<?>> adapter;
+    private Phase phase;
+    private int job;
+    private ActorRef<FileActor.Command> file;
+    private long logical;
+    private long sentAt;
+    private long calls;
+
+    static Behavior<Command> create(ActorRef<AllocatorActor.Command> allocator, List<Job> jobs, Latency latency,
+                                    CompletableFuture<Long> done) {
+        return Behaviors.setup(ctx -> new SmallFileClient(ctx, allocator, jobs, latency, done));
+    }
+
+    private SmallFileClient(ActorContext<Command> ctx, ActorRef<AllocatorActor.Command> allocator, List<Job> jobs,
+                            Latency latency, CompletableFuture<Long> done) {
+        super(ctx);
+        this.allocator = allocator;
+        this.jobs = jobs;
+        this.latency = latency;
+        this.done = done;
+        @SuppressWarnings("unchecked")
+        Class<Reply<?>> type = (Class<Reply<?>>) (Class<?>) Reply.class;
+        this.adapter = ctx.messageAdapter(type, Answer::new);
+    }
+
+    @Override
+    public Receive<Command> createReceive() {
+        return newReceiveBuilder()
+                .onMessageEquals(Go.INSTANCE, this::next)
+                .onMessage(Answer.class, this::onAnswer)
+                .build();
+    }
+
+    @SuppressWarnings("unchecked")
+    private Behavior<Command> onAnswer(Answer a) {
+        if (!a.reply().isOk()) return fail(a.reply());
+        return switch (phase) {
+            case OPENING -> onOpened((ActorRef<FileActor.Command>) a.reply().value());
+            case WRITING -> onGot((BlockRun) a.reply().value());
+            case CLOSING -> onClosed();
+        };
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private <T> ActorRef<Reply<T>> replyTo() {
+        return (ActorRef) adapter;
+    }
+
+    private Behavior<Command> next() {
+        if (job >= jobs.size()) {
+            done.complete(calls);
+            return Behaviors.stopped();
+        }
+        phase = Phase.OPENING;
+        allocator.tell(new AllocatorActor.Open(jobs.get(job).name(), replyTo()));
+        return this;
+    }
+
+    private Behavior<Command> fail(Reply<?> r) {
+        done.completeExceptionally(r.error());
+        return Behaviors.stopped();
+    }
+
+    private Behavior<Command> onOpened(ActorRef<FileActor.Command> opened) {
+        file = opened;
+        logical = 0;
+        phase = Phase.WRITING;
+        send();
+        return this;
+    }
+
+    private void send() {
+        sentAt = System.nanoTime();
+        file.tell(new FileActor.GetBlocks(logical, 1, true, replyTo()));
+    }
+
+    private Behavior<Command> onGot(BlockRun run) {
+        latency.record(System.nanoTime() - sentAt);
+        calls++;
+        logical += run.blocks();
+        if (logical < jobs.get(job).blocks()) {
+            send();
+        } else {
+            phase = Phase.CLOSING;
+            file.tell(new FileActor.Close(replyTo()));
+        }
+        return this;
+    }
+
+    private Behavior<Command> onClosed() {
+        job++;
+        return next();
+    }
+}

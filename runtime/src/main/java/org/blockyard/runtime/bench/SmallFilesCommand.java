@@ -1,0 +1,68 @@
+package org.blockyard.runtime.bench;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+import com.typesafe.config.Config;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import org.blockyard.runtime.config.BlockyardConfig;
+
+/** {@code blockyard bench smallfiles}. */
+@Command(name = "smallfiles", mixinStandardHelpOptions = true,
+        description = "Many small files created in groups already filled to F (seed 000's tar xf case); prints latency and layout.")
+public final class SmallFilesCommand implements Callable<Integer> {
+
+    @Option(names = "--files", defaultValue = "20000", description = "files to create (default ${DEFAULT-VALUE})")
+    int files;
+
+    @Option(names = "--fill", defaultValue = "0.95", description = "fraction of each group used before the run, from its start (default ${DEFAULT-VALUE})")
+    double fill;
+
+    @Option(names = "--blocks-per-group", description = "blocks per group (default: blockyard.volume.blocks-per-group)")
+    Integer blocksPerGroup;
+
+    @Option(names = "--policy", defaultValue = "reservation,global-lock", split = ",",
+            description = "reservation | no-reservation | global-lock, comma-separated (default ${DEFAULT-VALUE})")
+    List<String> policies;
+
+    @Option(names = "--clients", defaultValue = "16", description = "concurrent clients (default ${DEFAULT-VALUE})")
+    int clients;
+
+    @Option(names = "--max-file-blocks", defaultValue = "8", description = "files are 1..N blocks (default ${DEFAULT-VALUE})")
+    int maxFileBlocks;
+
+    @Option(names = "--seed", defaultValue = "1", description = "seed for the file sizes (default ${DEFAULT-VALUE})")
+    long seed;
+
+    @Option(names = "--warmup", defaultValue = "true", negatable = true, fallbackValue = "true",
+            description = "run each policy once first, unmeasured (default on)")
+    boolean warmup;
+
+    @Option(names = "--config", description = "a HOCON file layered over config/blockyard.conf")
+    Path configFile;
+
+    @Option(names = "--json", description = "write the figures to this file")
+    Path json;
+
+    @Override
+    public Integer call() throws Exception {
+        Config config = BlockyardConfig.load(configFile);
+        int bpg = blocksPerGroup != null ? blocksPerGroup : config.getInt("blockyard.volume.blocks-per-group");
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (String p : policies) {
+            SmallFiles.Spec spec = new SmallFiles.Spec(files, fill, bpg, p.trim(), clients, maxFileBlocks, seed);
+            if (warmup) SmallFiles.run(spec, config);
+            rows.add(SmallFiles.run(spec, config));
+        }
+        Report.table(System.out, rows, List.of("policy", "files", "fill", "blocks_per_group", "clients",
+                "extents_per_file_mean", "alloc_latency_us.p50", "alloc_latency_us.p99", "alloc_latency_us.p999",
+                "alloc_latency_us.max", "allocs_per_s", "files_per_s", "search_slices", "stashed", "elapsed_s"));
+        if (json != null) Report.writeJson(json, rows.size() == 1 ? rows.get(0) : rows);
+        return 0;
+    }
+}
