@@ -286,7 +286,8 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         if (g >= geometry.groups() || geometry.groupStart(g) >= to || out.size() >= max)
             return CompletableFuture.completedFuture(out.size() >= max);
         return AskPattern.<GroupActor.Command, List<Extent>>ask(groups.get(g),
-                        r -> new GroupActor.FreeRuns(from, to, max - out.size() + 1, r), TIMEOUT, system.scheduler())
+                        r -> new GroupActor.FreeRuns(from, to, (int) Math.min(Integer.MAX_VALUE, max - out.size() + 1L), r),
+                        TIMEOUT, system.scheduler())
                 .thenCompose(runs -> {
                     for (Extent e : runs) {
                         int last = out.size() - 1;

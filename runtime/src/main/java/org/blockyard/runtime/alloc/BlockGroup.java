@@ -62,10 +62,11 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
     /**
      * A file's allocation request as the group sees it: {@code count} blocks, and with a window up to
      * {@code prefetch} more right after them from the same window, which the file keeps as its
-     * preallocation.
+     * preallocation. {@code newRun} says the request does not continue the file's last run (so with a
+     * stripe configured, its new window starts on a stripe boundary).
      */
     public record Request(long file, long goal, int count, int prefetch, int windowGoalBlocks, long windowBlocks,
-                          long windowHit, boolean reserve) {
+                          long windowHit, boolean reserve, boolean newRun) {
         int wanted() {
             return (int) Math.min(Integer.MAX_VALUE, (long) count + prefetch);
         }
@@ -229,7 +230,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         if (size <= 0) size = Math.max(1, r.count());
         long from = policy.windowSearchStart(goal, size, this);
         if (from < firstData || from >= end) from = firstData;
-        if (stripeBlocks > 1 && goal < 0) from = alignedStart(from, size);
+        if (stripeBlocks > 1 && (goal < 0 || r.newRun())) from = alignedStart(from, size);
         return new WindowSearch(r, goal, size, from);
     }
 

@@ -183,7 +183,8 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
         }
         boolean here = file.windowGroup == g;
         BlockGroup.Request r = new BlockGroup.Request(file.id, walk.isGoalGroup(g) ? goal : -1, count,
-                walk.reserve() ? file.prefetch(preallocMin) : 0, file.windowGoalBlocks, here ? 0 : file.windowBlocks, here ? 0 : file.windowHit, walk.reserve());
+                walk.reserve() ? file.prefetch(preallocMin) : 0, file.windowGoalBlocks, here ? 0 : file.windowBlocks,
+                here ? 0 : file.windowHit, walk.reserve(), goal != file.lastPhysical + 1);
         groups.get(g).tell(new GroupActor.Allocate(r, groupReplies));
         return this;
     }

@@ -107,7 +107,9 @@ public final class GlobalLockAllocator {
             for (int g = walk.next(); g >= 0; g = walk.next()) {
                 boolean here = f.windowGroup == g;
                 BlockGroup.Outcome o = groups[g].allocate(new BlockGroup.Request(f.id, walk.isGoalGroup(g) ? goal : -1,
-                        count, walk.reserve() ? f.prefetch(preallocMin) : 0, f.windowGoalBlocks, here ? 0 : f.windowBlocks, here ? 0 : f.windowHit, walk.reserve()));
+                        count, walk.reserve() ? f.prefetch(preallocMin) : 0, f.windowGoalBlocks,
+                        here ? 0 : f.windowBlocks, here ? 0 : f.windowHit, walk.reserve(),
+                        goal != f.lastPhysical + 1));
                 if (walk.reserve()) {
                     int stale = f.windowFrom(g, o);
                     if (stale >= 0) groups[stale].discardWindow(f.id);

@@ -1,0 +1,111 @@
+package org.blockyard.runtime.alloc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.testkit.typed.javadsl.TestProbe;
+import akka.actor.typed.ActorRef;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+import org.blockyard.api.alloc.Extent;
+import org.blockyard.api.alloc.Geometry;
+
+/**
+ * Seed 000's provisional windows, on one group actor: a window search that runs in many slices does not
+ * hold up an allocation elsewhere in the group, and a request aimed at the space after the provisional
+ * window waits until the search is over, then succeeds without overlap.
+ */
+class ProvisionalWindowTest {
+    private static final ActorTestKit testKit = ActorTestKit.create();
+
+    @AfterAll
+    static void shutdown() {
+        testKit.shutdownTestKit();
+    }
+
+    private static final int STRIDE = 16;
+    private static final int HOLDERS = 2000;
+
+    /**
+     * A 1,048,576-block group whose middle is full except one free block inside each of 2000 other
+     * files' 2-block windows: a new window searched from the start of that stretch slides past every
+     * one of them, one slice per slide.
+     */
+    private static BlockGroup fragmentedGroup(VolumeState volume) {
+        Geometry g = Geometry.of(4096, 1 << 20, 1 << 20);
+        BlockGroup group = new BlockGroup(g, 0, ReservationPolicy.of(ReservationPolicy.Mode.EXT3, 2, 2));
+        long base = group.firstDataBlock() + 1000;
+        for (int i = 0; i < HOLDERS; i++) {
+            long at = base + (long) STRIDE * i;
+            BlockGroup.Outcome o = group.allocate(new BlockGroup.Request(10_000 + i, at, 1, 0, 2, 0, 0, true, false));
+            assertEquals(at, o.start(), "holder " + i + " got its block");
+            group.bitmap().setUsed((int) (at + 2 - group.start()), STRIDE - 2);
+        }
+        volume.publishFree(0, group.freeBlocks());
+        return group;
+    }
+
+    @Test
+    void aLongSearchLetsOthersThroughAndHoldsBackRequestsAimedAfterIt() {
+        VolumeState volume = new VolumeState(Geometry.of(4096, 1 << 20, 1 << 20));
+        BlockGroup state = fragmentedGroup(volume);
+        long base = state.firstDataBlock() + 1000;
+        long stretchEnd = base + (long) STRIDE * HOLDERS;
+        ActorRef<GroupActor.Command> group = testKit.spawn(GroupActor.create(state, volume, 1, 1000));
+        TestProbe<GroupActor.Allocated> probe = testKit.createTestProbe();
+
+        // X: a window of 8 searched from the start of the fragmented stretch.
+        group.tell(new GroupActor.Allocate(new BlockGroup.Request(1, base, 1, 0, 8, 0, 0, true, false), probe.getRef()));
+        // Y: aimed at the free space before the stretch — elsewhere in the group.
+        group.tell(new GroupActor.Allocate(new BlockGroup.Request(2, state.firstDataBlock(), 1, 0, 8, 0, 0, true, false),
+                probe.getRef()));
+        // Z: aimed right after the stretch, where X's window will end up.
+        group.tell(new GroupActor.Allocate(new BlockGroup.Request(3, stretchEnd + 2, 1, 0, 8, 0, 0, true, false),
+                probe.getRef()));
+
+        List<GroupActor.Allocated> answers = new ArrayList<>();
+        for (int i = 0; i < 3; i++) answers.add(probe.receiveMessage(Duration.ofSeconds(30)));
+        BlockGroup.Outcome y = answers.get(0).outcome(), x = answers.get(1).outcome(), z = answers.get(2).outcome();
+        assertTrue(y.allocated() && y.start() < base, "Y was served first, before the stretch: " + y);
+        assertTrue(x.allocated() && x.start() >= stretchEnd, "X's window slid past the stretch: " + x);
+        assertTrue(z.allocated() && z.start() >= stretchEnd, "Z was served after X: " + z);
+
+        TestProbe<GroupActor.Snapshot> snap = testKit.createTestProbe();
+        group.tell(new GroupActor.Inspect(snap.getRef()));
+        GroupActor.Snapshot s = snap.receiveMessage();
+        Extent wx = null, wz = null;
+        for (GroupActor.WindowInfo w : s.windows()) {
+            if (w.file() == 1) wx = w.extent();
+            if (w.file() == 3) wz = w.extent();
+        }
+        assertTrue(wx != null && wz != null, "both kept their windows: " + s.windows());
+        assertFalse(wx.overlaps(wz), "X's window " + wx + " and Z's window " + wz + " overlap");
+        assertTrue(wx.contains(x.start()) && wz.contains(z.start()));
+        assertTrue(volume.searchSlices() > HOLDERS, "the search ran in slices: " + volume.searchSlices());
+        assertTrue(volume.stashed() >= 1, "Z waited in the stash");
+        assertEquals(0, s.runningSearches());
+    }
+
+    @Test
+    void slicedAndWholeSearchesBookTheSameWindow() {
+        VolumeState v1 = new VolumeState(Geometry.of(4096, 1 << 20, 1 << 20));
+        VolumeState v2 = new VolumeState(Geometry.of(4096, 1 << 20, 1 << 20));
+        BlockGroup whole = fragmentedGroup(v1), sliced = fragmentedGroup(v2);
+        long base = whole.firstDataBlock() + 1000;
+        BlockGroup.Request r = new BlockGroup.Request(1, base, 1, 0, 8, 0, 0, true, false);
+        BlockGroup.Outcome expected = whole.allocate(r);
+        BlockGroup.WindowSearch s = sliced.begin(r);
+        int slices = 1;
+        while (!s.run(1, false)) slices++;
+        assertEquals(expected, sliced.finish(s));
+        assertTrue(slices > HOLDERS, "slices: " + slices);
+        assertEquals(whole.windowOf(1), sliced.windowOf(1));
+    }
+}
