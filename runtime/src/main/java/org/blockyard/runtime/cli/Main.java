@@ -20,6 +20,7 @@ public final class Main implements Runnable {
         CommandLine bench = new CommandLine(new BenchCommand());
         BenchCommand.addWorkloads(bench);
         return new CommandLine(new Main())
+                .addSubcommand("demo", new DemoCommand())
                 .addSubcommand("bench", bench);
     }
 
