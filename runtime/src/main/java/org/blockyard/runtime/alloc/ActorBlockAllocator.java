@@ -104,10 +104,32 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         return settings.policy().id();
     }
 
+    /**
+     * Runs a continuation on the thread that completed the ask. Scala's future-to-Java adapter makes even
+     * the non-async {@code thenApply} asynchronous on the common pool, which on a 2-core machine is a new
+     * thread per task; the continuations here only unwrap a {@link Reply}.
+     */
+    private static final java.util.concurrent.Executor SAME_THREAD = Runnable::run;
+
     private <R, T> CompletionStage<T> ask(RecipientRef<R> to, Function<ActorRef<Reply<T>>, R> message) {
-        return AskPattern.<R, Reply<T>>ask(to, message::apply, TIMEOUT, system.scheduler())
-                .thenCompose(r -> r.isOk() ? CompletableFuture.completedFuture(r.value())
-                        : CompletableFuture.failedFuture(r.error()));
+        CompletableFuture<T> out = new CompletableFuture<>();
+        AskPattern.<R, Reply<T>>ask(to, message::apply, TIMEOUT, system.scheduler())
+                .whenCompleteAsync((r, e) -> {
+                    if (e != null) out.completeExceptionally(e);
+                    else if (r.isOk()) out.complete(r.value());
+                    else out.completeExceptionally(r.error());
+                }, SAME_THREAD);
+        return out;
+    }
+
+    private <R, T> CompletionStage<T> askPlain(RecipientRef<R> to, Function<ActorRef<T>, R> message) {
+        CompletableFuture<T> out = new CompletableFuture<>();
+        AskPattern.<R, T>ask(to, message::apply, TIMEOUT, system.scheduler())
+                .whenCompleteAsync((r, e) -> {
+                    if (e != null) out.completeExceptionally(e);
+                    else out.complete(r);
+                }, SAME_THREAD);
+        return out;
     }
 
     private static <T> CompletionStage<T> failed(AllocationException e) {
@@ -215,9 +237,8 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         int g = (first + attempt) % groupsN;
         if (volume.freeBlocks(g) < unit) return claimFrom(first, attempt + 1, hint, want, unit, max, align, honourWindows, got);
         long h = attempt == 0 ? hint : -1;
-        return AskPattern.<GroupActor.Command, List<Extent>>ask(groups.get(g),
-                        r -> new GroupActor.ClaimExtents(want, unit, max, align, h, honourWindows, r), TIMEOUT,
-                        system.scheduler())
+        return this.<GroupActor.Command, List<Extent>>askPlain(groups.get(g),
+                        r -> new GroupActor.ClaimExtents(want, unit, max, align, h, honourWindows, r))
                 .thenCompose(extents -> {
                     long left = want;
                     for (Extent e : extents) left -= e.blocks();
@@ -248,8 +269,8 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         }
         long tx = nextTx.incrementAndGet();
         List<CompletableFuture<Reply<Done>>> prepares = new ArrayList<>();
-        byGroup.forEach((g, list) -> prepares.add(AskPattern.<GroupActor.Command, Reply<Done>>ask(groups.get(g),
-                r -> new GroupActor.PrepareFree(tx, list, r), TIMEOUT, system.scheduler()).toCompletableFuture()));
+        byGroup.forEach((g, list) -> prepares.add(this.<GroupActor.Command, Reply<Done>>askPlain(groups.get(g),
+                r -> new GroupActor.PrepareFree(tx, list, r)).toCompletableFuture()));
         return CompletableFuture.allOf(prepares.toArray(CompletableFuture[]::new)).thenCompose(x -> {
             AllocationException bad = null;
             for (CompletableFuture<Reply<Done>> p : prepares) if (!p.join().isOk() && bad == null) bad = p.join().error();
@@ -285,9 +306,8 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     private CompletionStage<Boolean> collectRuns(int g, long from, long to, int max, List<Extent> out) {
         if (g >= geometry.groups() || geometry.groupStart(g) >= to || out.size() >= max)
             return CompletableFuture.completedFuture(out.size() >= max);
-        return AskPattern.<GroupActor.Command, List<Extent>>ask(groups.get(g),
-                        r -> new GroupActor.FreeRuns(from, to, (int) Math.min(Integer.MAX_VALUE, max - out.size() + 1L), r),
-                        TIMEOUT, system.scheduler())
+        return this.<GroupActor.Command, List<Extent>>askPlain(groups.get(g),
+                        r -> new GroupActor.FreeRuns(from, to, (int) Math.min(Integer.MAX_VALUE, max - out.size() + 1L), r))
                 .thenCompose(runs -> {
                     for (Extent e : runs) {
                         int last = out.size() - 1;
@@ -337,8 +357,7 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     public CompletionStage<List<GroupActor.Snapshot>> inspectAll() {
         List<CompletableFuture<GroupActor.Snapshot>> all = new ArrayList<>();
         for (ActorRef<GroupActor.Command> g : groups)
-            all.add(AskPattern.<GroupActor.Command, GroupActor.Snapshot>ask(g, GroupActor.Inspect::new, TIMEOUT,
-                    system.scheduler()).toCompletableFuture());
+            all.add(this.<GroupActor.Command, GroupActor.Snapshot>askPlain(g, GroupActor.Inspect::new).toCompletableFuture());
         return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).thenApply(x -> {
             List<GroupActor.Snapshot> out = new ArrayList<>();
             for (CompletableFuture<GroupActor.Snapshot> f : all) out.add(f.join());
