@@ -275,6 +275,7 @@ public final class RequestQueue {
      * may go now (see {@link #wakeAtNanos()} for when to ask again).
      */
     public Request next(long nowNanos) {
+        if (plugged && nowNanos >= plugDeadlineNanos) plugged = false;
         if (inFlight.size() >= limits.queueDepth() || flushInFlight) return null;
         Request rq = null;
         if (!ordered.isEmpty()) {
@@ -284,10 +285,7 @@ public final class RequestQueue {
         } else if (!sync.isEmpty()) {
             rq = sync.poll();
         } else {
-            if (plugged) {
-                if (nowNanos < plugDeadlineNanos) return null;
-                plugged = false;
-            }
+            if (plugged) return null;
             if (!meta.isEmpty()) {
                 var it = meta.iterator();
                 rq = it.next();
@@ -319,7 +317,9 @@ public final class RequestQueue {
 
     /** When the queue wants {@link #next} called again even if nothing else happens; MAX_VALUE for never. */
     public long wakeAtNanos() {
-        return Math.min(plugged && queuedRequests() > 0 ? plugDeadlineNanos : Long.MAX_VALUE, elevatorWakeNanos);
+        long plug = plugged && queuedRequests() > 0 && inFlight.size() < limits.queueDepth()
+                ? plugDeadlineNanos : Long.MAX_VALUE;
+        return Math.min(plug, elevatorWakeNanos);
     }
 
     /** The device finished {@code rq} (with {@code error} when it failed); every submission in it completes. */

@@ -115,10 +115,12 @@ public final class Simulation {
             });
         }
         long wake = queue.wakeAtNanos();
+        if (wake != Long.MAX_VALUE && wake <= nowNanos) wake = nowNanos + 1_000;   // never spin at one instant
         if (wake != Long.MAX_VALUE && wake != scheduledWakeNanos) {
             scheduledWakeNanos = wake;
-            at(wake, () -> {
-                if (scheduledWakeNanos == wake) scheduledWakeNanos = Long.MAX_VALUE;
+            long at = wake;
+            at(at, () -> {
+                if (scheduledWakeNanos == at) scheduledWakeNanos = Long.MAX_VALUE;
                 pump();
             });
         }
