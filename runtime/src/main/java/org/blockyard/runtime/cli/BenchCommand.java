@@ -17,5 +17,8 @@ public final class BenchCommand implements Runnable {
     }
 
     static void addWorkloads(CommandLine bench) {
+        bench.addSubcommand("merge", new org.blockyard.runtime.io.bench.MergeBench())
+             .addSubcommand("dio", new org.blockyard.runtime.io.bench.DioBench())
+             .addSubcommand("streaming", new org.blockyard.runtime.io.bench.StreamingBench());
     }
 }

@@ -20,7 +20,8 @@ public final class Main implements Runnable {
         CommandLine bench = new CommandLine(new BenchCommand());
         BenchCommand.addWorkloads(bench);
         return new CommandLine(new Main())
-                .addSubcommand("bench", bench);
+                .addSubcommand("bench", bench)
+                .addSubcommand("scheduler", new SchedulerCommand());
     }
 
     public static void main(String[] args) {
