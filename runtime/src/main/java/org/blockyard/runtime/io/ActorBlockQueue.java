@@ -15,7 +15,11 @@ import org.blockyard.api.io.IoRequest;
 import org.blockyard.api.io.QueueLimits;
 import org.blockyard.api.io.QueueStats;
 
-/** The {@link BlockQueue} service over a {@link QueueActor}: each call is one ask. */
+/**
+ * The {@link BlockQueue} service over a {@link QueueActor}. Submissions are told with a future that the
+ * queue completes (no time limit: a submission waits as long as the queue holds it); the other calls are
+ * asks with {@code timeout}.
+ */
 public final class ActorBlockQueue implements BlockQueue {
     private final ActorRef<QueueActor.Command> queue;
     private final Scheduler scheduler;
@@ -24,8 +28,7 @@ public final class ActorBlockQueue implements BlockQueue {
     private final Duration timeout;
 
     /**
-     * @param timeout how long a call may wait for its answer; a submission's answer includes its time in the
-     *                queue and on the device, so this must cover the worst backlog expected
+     * @param timeout how long a call other than {@link #submit} may wait for its answer
      */
     public ActorBlockQueue(ActorRef<QueueActor.Command> queue, Scheduler scheduler, QueueLimits limits,
                            long capacitySectors, Duration timeout) {
@@ -41,10 +44,17 @@ public final class ActorBlockQueue implements BlockQueue {
 
     @Override
     public CompletionStage<IoCompletion> submit(IoRequest request) {
-        return AskPattern.<QueueActor.Command, QueueActor.Completed>ask(queue,
-                replyTo -> new QueueActor.Submit(request, replyTo), timeout, scheduler)
-                .thenCompose(c -> c.error() != null ? CompletableFuture.failedFuture(c.error())
-                        : CompletableFuture.completedFuture(c.completion()));
+        CompletableFuture<IoCompletion> done = new CompletableFuture<>();
+        queue.tell(new QueueActor.SubmitAsync(request, done));
+        return done;
+    }
+
+    @Override
+    public List<CompletionStage<IoCompletion>> submitAll(List<IoRequest> requests) {
+        List<CompletableFuture<IoCompletion>> done = new java.util.ArrayList<>(requests.size());
+        for (int i = 0; i < requests.size(); i++) done.add(new CompletableFuture<>());
+        queue.tell(new QueueActor.SubmitBatch(List.copyOf(requests), List.copyOf(done)));
+        return List.copyOf(done);
     }
 
     @Override
@@ -59,10 +69,15 @@ public final class ActorBlockQueue implements BlockQueue {
 
     @Override
     public CompletionStage<ElevatorSwitch> setElevator(String nameOrAlias) {
-        return AskPattern.<QueueActor.Command, QueueActor.Switched>ask(queue,
+        CompletableFuture<ElevatorSwitch> done = new CompletableFuture<>();
+        AskPattern.<QueueActor.Command, QueueActor.Switched>ask(queue,
                 replyTo -> new QueueActor.SetElevator(nameOrAlias, replyTo), timeout, scheduler)
-                .thenCompose(s -> s.error() != null ? CompletableFuture.failedFuture(s.error())
-                        : CompletableFuture.completedFuture(s.result()));
+                .whenComplete((s, e) -> {
+                    if (e != null) done.completeExceptionally(e);
+                    else if (s.error() != null) done.completeExceptionally(s.error());
+                    else done.complete(s.result());
+                });
+        return done;
     }
 
     @Override

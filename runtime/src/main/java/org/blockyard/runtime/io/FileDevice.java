@@ -73,7 +73,7 @@ public final class FileDevice implements BlockDevice {
             performDirect(op, pos, sectors, payloads);
         } else if (op == IoOp.WRITE) {
             if (payloads.isEmpty()) writeFully(ByteBuffer.allocate(sectors * IoRequest.SECTOR_BYTES), pos);
-            for (ByteBuffer b : payloads) pos += writeFully(b.duplicate(), pos);
+            else gatherWrite(payloads, pos);
         } else {
             if (payloads.isEmpty()) readFully(ByteBuffer.allocate(sectors * IoRequest.SECTOR_BYTES), pos);
             for (ByteBuffer b : payloads) pos += readFully(b.duplicate(), pos);
@@ -103,6 +103,21 @@ public final class FileDevice implements BlockDevice {
                 buf.position(buf.position() + part.limit());
             }
         }
+    }
+
+    /**
+     * One gathering write (writev) for the whole merged request: the point of merging is that the device
+     * sees one large I/O instead of many small ones. The channel position is ours alone: one device thread.
+     */
+    private void gatherWrite(List<ByteBuffer> payloads, long pos) throws IOException {
+        ByteBuffer[] srcs = new ByteBuffer[payloads.size()];
+        long left = 0;
+        for (int i = 0; i < srcs.length; i++) {
+            srcs[i] = payloads.get(i).duplicate();
+            left += srcs[i].remaining();
+        }
+        channel.position(pos);
+        while (left > 0) left -= channel.write(srcs);
     }
 
     private int writeFully(ByteBuffer b, long pos) throws IOException {

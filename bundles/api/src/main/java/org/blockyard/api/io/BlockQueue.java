@@ -23,6 +23,14 @@ public interface BlockQueue {
      */
     CompletionStage<IoCompletion> submit(IoRequest request);
 
+    /**
+     * Queues {@code requests} in their order as one hand-over (Linux {@code blk_start_plug} ...
+     * {@code blk_finish_plug}): the queue sees them all before it issues anything, so contiguous ones merge
+     * and the caller pays one hand-over instead of one per request. Each completes on its own; a refused
+     * one fails its own stage and does not stop the others.
+     */
+    List<CompletionStage<IoCompletion>> submitAll(List<IoRequest> requests);
+
     /** Ids of the registered elevators, in registration order. */
     CompletionStage<List<String>> elevators();
 

@@ -1,8 +1,10 @@
 package org.blockyard.api.io;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -31,8 +33,28 @@ public record IoRequest(long id, long sector, int sectors, IoOp op, Set<IoFlag> 
         if (payload != null && payload.remaining() != (long) sectors * SECTOR_BYTES)
             throw new IllegalArgumentException("payload of " + payload.remaining() + " bytes for "
                     + sectors + " sectors");
-        flags = flags == null || flags.isEmpty() ? Collections.unmodifiableSet(EnumSet.noneOf(IoFlag.class))
-                : Collections.unmodifiableSet(EnumSet.copyOf(flags));
+        flags = canonical(flags);
+    }
+
+    /** One shared unmodifiable set per combination of flags: requests are made by the hundred thousand. */
+    private static final List<Set<IoFlag>> FLAG_SETS = flagSets();
+
+    private static List<Set<IoFlag>> flagSets() {
+        IoFlag[] all = IoFlag.values();
+        List<Set<IoFlag>> sets = new ArrayList<>(1 << all.length);
+        for (int mask = 0; mask < 1 << all.length; mask++) {
+            EnumSet<IoFlag> s = EnumSet.noneOf(IoFlag.class);
+            for (IoFlag f : all) if ((mask & 1 << f.ordinal()) != 0) s.add(f);
+            sets.add(Collections.unmodifiableSet(s));
+        }
+        return List.copyOf(sets);
+    }
+
+    private static Set<IoFlag> canonical(Set<IoFlag> flags) {
+        if (flags == null || flags.isEmpty()) return FLAG_SETS.get(0);
+        int mask = 0;
+        for (IoFlag f : flags) mask |= 1 << f.ordinal();
+        return FLAG_SETS.get(mask);
     }
 
     public static IoRequest read(long id, long sector, int sectors, long owner) {

@@ -42,8 +42,14 @@ public final class MergeBench implements Callable<Integer> {
             description = "Submissions outstanding at once on a real device (default: ${DEFAULT-VALUE}).")
     int window;
 
+    @Option(names = "--batch", defaultValue = "1",
+            description = "Submissions handed over per message on a real device (BlockQueue.submitAll); 1 = one "
+                    + "submit call each (default: ${DEFAULT-VALUE}).")
+    int batch;
+
     @Override
     public Integer call() throws Exception {
+        if (batch < 1 || batch > window) throw new IllegalArgumentException("--batch must be between 1 and --window");
         if (submitBytes % IoRequest.SECTOR_BYTES != 0 || sizeBytes % submitBytes != 0)
             throw new IllegalArgumentException("--size must be a multiple of --submit-bytes, itself a multiple of 512");
         int count = Math.toIntExact(sizeBytes / submitBytes);
@@ -79,7 +85,7 @@ public final class MergeBench implements Callable<Integer> {
                         bench.settings.filePath().getFileName() + ".plain") : null;
                 long plainNanos = plainFile == null ? 0 : plainWrite(plainFile, sizeBytes, (int) submitBytes);
                 ByteBuffer[] inUse = new ByteBuffer[count];
-                IoBench.RealRun run = bench.runReal(device, q -> IoBench.submitWindowed(q, count, window, i -> {
+                IoBench.RealRun run = bench.runReal(device, q -> IoBench.submitWindowed(q, count, window, batch, i -> {
                     ByteBuffer b;
                     try {
                         b = pool.take();
@@ -92,6 +98,7 @@ public final class MergeBench implements Callable<Integer> {
                 m = bench.header("merge", run.elevator());
                 m.put("bytes", sizeBytes);
                 IoBench.putQueueStats(m, run.stats());
+                m.put("batch", batch);
                 m.put("elapsed_ms", run.elapsedNanos() / 1e6);
                 double stack = IoBench.mibPerSecond(sizeBytes, run.elapsedNanos());
                 m.put("stack_mib_s", stack);

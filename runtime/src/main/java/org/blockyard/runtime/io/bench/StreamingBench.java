@@ -99,7 +99,7 @@ public final class StreamingBench implements Callable<Integer> {
             reader[0].run();
         });
         sim.runUntil(end);
-        Map<String, Object> m = bench.header("streaming", sim.stats().elevator());
+        Map<String, Object> m = bench.header("streaming", setup.requestedElevator(), sim.stats().elevator());
         m.put("seconds", seconds);
         m.put("read_mib_s", IoBench.mibPerSecond(read[0], end));
         m.put("write_mib_s", IoBench.mibPerSecond(written[0], end));
