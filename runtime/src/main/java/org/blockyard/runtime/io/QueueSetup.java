@@ -38,6 +38,10 @@ public record QueueSetup(ElevatorRegistry registry, String requestedElevator, Ma
         return new QueueSetup(registry, requested, tunables, limits, unplugThreshold, unplugDelayNanos, events);
     }
 
+    public QueueSetup withRegistry(ElevatorRegistry r) {
+        return new QueueSetup(r, requestedElevator, tunables, limits, unplugThreshold, unplugDelayNanos, events);
+    }
+
     public QueueSetup withLimits(QueueLimits l) {
         return new QueueSetup(registry, requestedElevator, tunables, l, unplugThreshold, unplugDelayNanos, events);
     }
