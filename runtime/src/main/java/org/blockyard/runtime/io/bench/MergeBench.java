@@ -42,9 +42,9 @@ public final class MergeBench implements Callable<Integer> {
             description = "Submissions outstanding at once on a real device (default: ${DEFAULT-VALUE}).")
     int window;
 
-    @Option(names = "--batch", defaultValue = "1",
+    @Option(names = "--batch", defaultValue = "32",
             description = "Submissions handed over per message on a real device (BlockQueue.submitAll); 1 = one "
-                    + "submit call each (default: ${DEFAULT-VALUE}).")
+                    + "submit call each (default: ${DEFAULT-VALUE}, one 128 KiB request's worth, as a blk_plug would gather).")
     int batch;
 
     @Override
