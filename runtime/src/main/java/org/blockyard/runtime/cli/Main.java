@@ -21,7 +21,8 @@ public final class Main implements Runnable {
         BenchCommand.addWorkloads(bench);
         return new CommandLine(new Main())
                 .addSubcommand("demo", new DemoCommand())
-                .addSubcommand("bench", bench);
+                .addSubcommand("bench", bench)
+                .addSubcommand("scheduler", new SchedulerCommand());
     }
 
     public static void main(String[] args) {

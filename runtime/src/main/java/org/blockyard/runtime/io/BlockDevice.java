@@ -1,0 +1,35 @@
+package org.blockyard.runtime.io;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.List;
+
+import org.blockyard.api.io.IoOp;
+
+/**
+ * A device under a queue. {@link #perform} is called for one request at a time per device thread; a real
+ * device does the I/O and answers how long it took, a simulated one only answers how long it would take.
+ */
+public interface BlockDevice extends Closeable {
+
+    /** {@code mem}, {@code file} or {@code sim}. */
+    String kind();
+
+    long capacitySectors();
+
+    /** Whether service times are modelled (virtual clock) rather than measured. */
+    default boolean simulated() {
+        return false;
+    }
+
+    /**
+     * Executes one request of {@code sectors} at {@code sector}. {@code payloads} are the submissions'
+     * buffers in sector order (empty when the data does not matter); a WRITE reads from them, a READ fills
+     * them. Answers the service time in nanoseconds.
+     */
+    long perform(IoOp op, long sector, int sectors, List<ByteBuffer> payloads) throws IOException;
+
+    @Override
+    default void close() throws IOException {}
+}

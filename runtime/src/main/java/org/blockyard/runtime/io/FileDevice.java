@@ -1,0 +1,146 @@
+package org.blockyard.runtime.io;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.OpenOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+import org.blockyard.api.io.IoOp;
+import org.blockyard.api.io.IoRequest;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An image file accessed with positional I/O through one {@link FileChannel}. With {@code direct} it asks for
+ * O_DIRECT ({@code com.sun.nio.file.ExtendedOpenOption.DIRECT}); file systems that refuse it (tmpfs) fall
+ * back to buffered I/O, which {@link #direct()} then reports. O_DIRECT needs buffers aligned to the file
+ * system block, so direct requests are copied through an aligned bounce buffer. FLUSH is {@code force(false)}
+ * (fdatasync).
+ */
+public final class FileDevice implements BlockDevice {
+    private static final Logger LOG = LoggerFactory.getLogger(FileDevice.class);
+
+    private final FileChannel channel;
+    private final long capacitySectors;
+    private final boolean direct;
+    private final int alignBytes;
+    private ByteBuffer bounce;
+
+    public FileDevice(Path file, long capacityBytes, boolean wantDirect) throws IOException {
+        if (capacityBytes < IoRequest.SECTOR_BYTES || capacityBytes % IoRequest.SECTOR_BYTES != 0)
+            throw new IllegalArgumentException("file device of " + capacityBytes + " bytes");
+        this.capacitySectors = capacityBytes / IoRequest.SECTOR_BYTES;
+        Set<OpenOption> base = Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        FileChannel ch = null;
+        boolean d = false;
+        int align = IoRequest.SECTOR_BYTES;
+        if (wantDirect) {
+            try {
+                List<OpenOption> opts = new ArrayList<>(base);
+                opts.add(com.sun.nio.file.ExtendedOpenOption.DIRECT);
+                ch = FileChannel.open(file, opts.toArray(new OpenOption[0]));
+                align = (int) java.nio.file.Files.getFileStore(file).getBlockSize();
+                d = true;
+            } catch (IOException | UnsupportedOperationException e) {
+                LOG.warn("O_DIRECT refused for {} ({}); using buffered I/O", file, e.getMessage());
+            }
+        }
+        if (ch == null) ch = FileChannel.open(file, base.toArray(new OpenOption[0]));
+        this.channel = ch;
+        this.direct = d;
+        this.alignBytes = align;
+    }
+
+    @Override public String kind() { return "file"; }
+    @Override public long capacitySectors() { return capacitySectors; }
+
+    public boolean direct() {
+        return direct;
+    }
+
+    @Override
+    public long perform(IoOp op, long sector, int sectors, List<ByteBuffer> payloads) throws IOException {
+        long start = System.nanoTime();
+        long pos = sector * IoRequest.SECTOR_BYTES;
+        if (op == IoOp.FLUSH) {
+            channel.force(false);
+        } else if (direct) {
+            performDirect(op, pos, sectors, payloads);
+        } else if (op == IoOp.WRITE) {
+            if (payloads.isEmpty()) writeFully(ByteBuffer.allocate(sectors * IoRequest.SECTOR_BYTES), pos);
+            else gatherWrite(payloads, pos);
+        } else {
+            if (payloads.isEmpty()) readFully(ByteBuffer.allocate(sectors * IoRequest.SECTOR_BYTES), pos);
+            for (ByteBuffer b : payloads) pos += readFully(b.duplicate(), pos);
+        }
+        return System.nanoTime() - start;
+    }
+
+    private void performDirect(IoOp op, long pos, int sectors, List<ByteBuffer> payloads) throws IOException {
+        int bytes = sectors * IoRequest.SECTOR_BYTES;
+        if (pos % alignBytes != 0 || bytes % alignBytes != 0)
+            throw new IOException("O_DIRECT request at byte " + pos + " of " + bytes
+                    + " bytes is not aligned to " + alignBytes);
+        if (bounce == null || bounce.capacity() < bytes + alignBytes)
+            bounce = ByteBuffer.allocateDirect(bytes + alignBytes);
+        ByteBuffer buf = bounce.clear().alignedSlice(alignBytes).limit(bytes);
+        if (op == IoOp.WRITE) {
+            for (ByteBuffer b : payloads) buf.put(b.duplicate());
+            buf.clear().limit(bytes);
+            writeFully(buf, pos);
+        } else {
+            readFully(buf, pos);
+            buf.flip();
+            for (ByteBuffer b : payloads) {
+                ByteBuffer dst = b.duplicate();
+                ByteBuffer part = buf.slice().limit(dst.remaining());
+                dst.put(part);
+                buf.position(buf.position() + part.limit());
+            }
+        }
+    }
+
+    /**
+     * One gathering write (writev) for the whole merged request: the point of merging is that the device
+     * sees one large I/O instead of many small ones. The channel position is ours alone: one device thread.
+     */
+    private void gatherWrite(List<ByteBuffer> payloads, long pos) throws IOException {
+        ByteBuffer[] srcs = new ByteBuffer[payloads.size()];
+        long left = 0;
+        for (int i = 0; i < srcs.length; i++) {
+            srcs[i] = payloads.get(i).duplicate();
+            left += srcs[i].remaining();
+        }
+        channel.position(pos);
+        while (left > 0) left -= channel.write(srcs);
+    }
+
+    private int writeFully(ByteBuffer b, long pos) throws IOException {
+        int n = b.remaining();
+        while (b.hasRemaining()) pos += channel.write(b, pos);
+        return n;
+    }
+
+    private int readFully(ByteBuffer b, long pos) throws IOException {
+        int n = b.remaining();
+        while (b.hasRemaining()) {
+            int r = channel.read(b, pos);
+            if (r < 0) {
+                while (b.hasRemaining()) b.put((byte) 0);
+                break;
+            }
+            pos += r;
+        }
+        return n;
+    }
+
+    @Override
+    public void close() throws IOException {
+        channel.close();
+    }
+}

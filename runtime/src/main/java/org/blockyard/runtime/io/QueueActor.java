@@ -1,0 +1,267 @@
+package org.blockyard.runtime.io;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.Behavior;
+import akka.actor.typed.PostStop;
+import akka.actor.typed.javadsl.AbstractBehavior;
+import akka.actor.typed.javadsl.ActorContext;
+import akka.actor.typed.javadsl.Behaviors;
+import akka.actor.typed.javadsl.Receive;
+import akka.actor.typed.javadsl.TimerScheduler;
+import org.blockyard.api.io.ElevatorFactory;
+import org.blockyard.api.io.ElevatorSwitch;
+import org.blockyard.api.io.IoCompletion;
+import org.blockyard.api.io.IoException;
+import org.blockyard.api.io.IoRequest;
+import org.blockyard.api.io.QueueStats;
+
+/**
+ * The queue of one real device (memory or image file) in real time. It owns a {@link RequestQueue}, the
+ * elevator registry and the device; the device's blocking I/O runs on one thread of its own and its
+ * completions come back as messages, so the queue keeps merging while the device works. Plug and elevator
+ * wake-ups are Akka timers. Time is {@code System.nanoTime()} since the actor started.
+ *
+ * <p>Switching follows Linux {@code elevator_switch}: the new elevator is built first (if that fails the
+ * old one stays and the caller gets {@link IoException.SwitchFailed}), every queued request moves to it in
+ * the old one's dispatch order, then the old one is closed. Requests in flight are unaffected. All of it
+ * happens inside one message, so no submission can slip between.
+ */
+public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
+
+    public interface Command {}
+
+    /** Queue {@code request}; the answer comes when it completes (or at once when refused). */
+    public record Submit(IoRequest request, ActorRef<Completed> replyTo) implements Command {}
+
+    /**
+     * Queue {@code request} for a caller outside the actor system (the {@link org.blockyard.api.io.BlockQueue}
+     * service): the future completes on the queue's thread, without an ask's temporary actor and timer, which
+     * matter at hundreds of thousands of submissions per second.
+     */
+    public record SubmitAsync(IoRequest request, CompletableFuture<IoCompletion> replyTo) implements Command {}
+
+    /** {@link SubmitAsync} for many at once: {@code replyTo.get(i)} answers {@code requests.get(i)}. */
+    public record SubmitBatch(List<IoRequest> requests, List<CompletableFuture<IoCompletion>> replyTo)
+            implements Command {
+        public SubmitBatch {
+            if (requests.size() != replyTo.size())
+                throw new IllegalArgumentException(requests.size() + " requests but " + replyTo.size() + " replies");
+        }
+    }
+
+    /** Exactly one of {@code completion} and {@code error} is set. */
+    public record Completed(IoCompletion completion, IoException error) {}
+
+    public record SetElevator(String nameOrAlias, ActorRef<Switched> replyTo) implements Command {}
+
+    /** Exactly one of {@code result} and {@code error} is set. */
+    public record Switched(ElevatorSwitch result, IoException error) {}
+
+    public record GetListing(ActorRef<Listing> replyTo) implements Command {}
+
+    /** @param sysfs the sysfs-style line, e.g. {@code noop [deadline]} */
+    public record Listing(List<String> ids, String active, String sysfs, long capacitySectors) {}
+
+    public record GetStats(ActorRef<QueueStats> replyTo) implements Command {}
+
+    /** A plugin's elevator became available. */
+    public record RegisterElevator(ElevatorFactory factory) implements Command {}
+
+    /** A plugin's elevator went away; if it is active, the queue switches to the default first. */
+    public record UnregisterElevator(String id) implements Command {}
+
+    private record DeviceDone(Request request, Throwable error) implements Command {}
+
+    private enum Wake implements Command { INSTANCE }
+
+    private final QueueSetup setup;
+    private final BlockDevice device;
+    private final RequestQueue queue;
+    private final TimerScheduler<Command> timers;
+    private final ExecutorService deviceThread;
+    private final long originNanos = System.nanoTime();
+    private long timerAtNanos = Long.MAX_VALUE;
+
+    public static Behavior<Command> create(QueueSetup setup, BlockDevice device) {
+        return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new QueueActor(ctx, timers, setup, device)));
+    }
+
+    private QueueActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, QueueSetup setup,
+                       BlockDevice device) {
+        super(ctx);
+        this.timers = timers;
+        this.setup = setup;
+        this.device = device;
+        this.queue = setup.newQueue(device.capacitySectors());
+        this.deviceThread = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "blockyard-device-" + device.kind());
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    private long now() {
+        return System.nanoTime() - originNanos;
+    }
+
+    @Override
+    public Receive<Command> createReceive() {
+        return newReceiveBuilder()
+                .onMessage(Submit.class, this::onSubmit)
+                .onMessage(SubmitAsync.class, this::onSubmitAsync)
+                .onMessage(SubmitBatch.class, this::onSubmitBatch)
+                .onMessage(DeviceDone.class, this::onDeviceDone)
+                .onMessageEquals(Wake.INSTANCE, this::onWake)
+                .onMessage(SetElevator.class, this::onSetElevator)
+                .onMessage(GetListing.class, this::onGetListing)
+                .onMessage(GetStats.class, this::onGetStats)
+                .onMessage(RegisterElevator.class, this::onRegisterElevator)
+                .onMessage(UnregisterElevator.class, this::onUnregisterElevator)
+                .onSignal(PostStop.class, s -> onPostStop())
+                .build();
+    }
+
+    private Behavior<Command> onSubmit(Submit m) {
+        ActorRef<Completed> replyTo = m.replyTo();
+        try {
+            queue.submit(m.request(), now(), (c, e) -> replyTo.tell(new Completed(c, (IoException) e)));
+        } catch (IoException e) {
+            replyTo.tell(new Completed(null, e));
+            return this;
+        }
+        pump();
+        return this;
+    }
+
+    private Behavior<Command> onSubmitAsync(SubmitAsync m) {
+        submitOne(m.request(), m.replyTo(), now());
+        pump();
+        return this;
+    }
+
+    private Behavior<Command> onSubmitBatch(SubmitBatch m) {
+        long now = now();
+        for (int i = 0; i < m.requests().size(); i++) submitOne(m.requests().get(i), m.replyTo().get(i), now);
+        pump();
+        return this;
+    }
+
+    private void submitOne(IoRequest request, CompletableFuture<IoCompletion> replyTo, long now) {
+        try {
+            queue.submit(request, now, (c, e) -> {
+                if (e == null) replyTo.complete(c);
+                else replyTo.completeExceptionally(e);
+            });
+        } catch (IoException e) {
+            replyTo.completeExceptionally(e);
+        }
+    }
+
+    private Behavior<Command> onDeviceDone(DeviceDone m) {
+        queue.complete(m.request(), now(), m.error());
+        pump();
+        return this;
+    }
+
+    private Behavior<Command> onWake() {
+        timerAtNanos = Long.MAX_VALUE;
+        pump();
+        return this;
+    }
+
+    private Behavior<Command> onSetElevator(SetElevator m) {
+        try {
+            m.replyTo().tell(new Switched(switchTo(m.nameOrAlias()), null));
+        } catch (IoException e) {
+            m.replyTo().tell(new Switched(null, e));
+        }
+        return this;
+    }
+
+    private ElevatorSwitch switchTo(String name) {
+        String id = setup.registry().lookup(name).descriptor().id();
+        if (id.equals(queue.elevatorId())) return new ElevatorSwitch(name, id, false, 0);
+        int moved = queue.switchTo(setup.build(id), id, now());
+        getContext().getLog().info("io scheduler switched to {} ({} requests moved)", id, moved);
+        pump();
+        return new ElevatorSwitch(name, id, false, moved);
+    }
+
+    private Behavior<Command> onGetListing(GetListing m) {
+        m.replyTo().tell(new Listing(setup.registry().ids(), queue.elevatorId(),
+                setup.registry().listing(queue.elevatorId()), queue.capacitySectors()));
+        return this;
+    }
+
+    private Behavior<Command> onGetStats(GetStats m) {
+        m.replyTo().tell(queue.stats());
+        return this;
+    }
+
+    private Behavior<Command> onRegisterElevator(RegisterElevator m) {
+        try {
+            setup.registry().register(m.factory());
+        } catch (IllegalArgumentException e) {
+            getContext().getLog().warn("io scheduler not registered: {}", e.getMessage());
+        }
+        return this;
+    }
+
+    private Behavior<Command> onUnregisterElevator(UnregisterElevator m) {
+        if (setup.registry().isBuiltIn(m.id())) {
+            getContext().getLog().warn("built-in io scheduler {} stays registered", m.id());
+            return this;
+        }
+        if (m.id().equals(queue.elevatorId())) {
+            String fallback = setup.registry().defaultId();
+            getContext().getLog().warn("io scheduler {} is going away; switching to the default, {}", m.id(), fallback);
+            queue.switchTo(setup.build(fallback), fallback, now());
+        }
+        setup.registry().unregister(m.id());
+        pump();
+        return this;
+    }
+
+    private void pump() {
+        Request rq;
+        while ((rq = queue.next(now())) != null) issue(rq);
+        long wake = queue.wakeAtNanos();
+        if (wake != Long.MAX_VALUE && wake < timerAtNanos) {
+            timerAtNanos = wake;
+            timers.startSingleTimer(Wake.INSTANCE, Wake.INSTANCE, Duration.ofNanos(Math.max(0, wake - now())));
+        }
+    }
+
+    private void issue(Request rq) {
+        List<ByteBuffer> payloads = new ArrayList<>(rq.bios.size());
+        for (Request.Bio b : rq.bios) if (b.io().payload() != null) payloads.add(b.io().payload());
+        CompletableFuture<Long> io = CompletableFuture.supplyAsync(() -> {
+            try {
+                return device.perform(rq.op(), rq.sector(), rq.sectors(), payloads);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }, deviceThread);
+        getContext().pipeToSelf(io, (ok, err) -> new DeviceDone(rq,
+                err == null ? null : err.getCause() != null ? err.getCause() : err));
+    }
+
+    private Behavior<Command> onPostStop() {
+        deviceThread.shutdown();
+        try {
+            device.close();
+        } catch (IOException e) {
+            getContext().getLog().warn("closing the {} device failed: {}", device.kind(), e.getMessage());
+        }
+        return this;
+    }
+}

@@ -1,0 +1,85 @@
+package org.blockyard.runtime.io;
+
+import java.util.HashMap;
+import java.util.Map;
+
+import org.blockyard.api.io.Elevator;
+import org.blockyard.api.io.ElevatorFactory;
+import org.blockyard.api.io.IoException;
+import org.blockyard.api.io.QueueLimits;
+
+/**
+ * Everything a queue needs besides its device: the elevators, the one asked for, their tunables, the
+ * limits and the plugging parameters. {@link IoSettings} builds one from configuration.
+ *
+ * @param registry           elevators by id and alias, with the built-in default
+ * @param requestedElevator  the name configured or given on the command line
+ * @param tunables           per elevator id, tunable overrides (missing ones take their defaults)
+ * @param limits             queue limits
+ * @param unplugThreshold    queued requests that unplug the queue (Linux 4)
+ * @param unplugDelayNanos   how long a plugged queue waits at most (Linux 3 ms)
+ * @param events             observer of Q/M/F/I/D/C events (a blktrace writer), or {@link QueueEvents#NONE}
+ */
+public record QueueSetup(ElevatorRegistry registry, String requestedElevator, Map<String, Map<String, Long>> tunables,
+                         QueueLimits limits, int unplugThreshold, long unplugDelayNanos, QueueEvents events) {
+
+    public QueueSetup {
+        tunables = Map.copyOf(tunables);
+        if (events == null) events = QueueEvents.NONE;
+    }
+
+    /** Built-in elevators, default and requested {@code deadline}, Linux plugging, default limits. */
+    public static QueueSetup defaults() {
+        return new QueueSetup(ElevatorRegistry.builtIn("deadline"), "deadline", Map.of(), QueueLimits.DEFAULT,
+                4, 3_000_000L, QueueEvents.NONE);
+    }
+
+    public QueueSetup withElevator(String requested) {
+        return new QueueSetup(registry, requested, tunables, limits, unplugThreshold, unplugDelayNanos, events);
+    }
+
+    public QueueSetup withRegistry(ElevatorRegistry r) {
+        return new QueueSetup(r, requestedElevator, tunables, limits, unplugThreshold, unplugDelayNanos, events);
+    }
+
+    public QueueSetup withLimits(QueueLimits l) {
+        return new QueueSetup(registry, requestedElevator, tunables, l, unplugThreshold, unplugDelayNanos, events);
+    }
+
+    public QueueSetup withEvents(QueueEvents e) {
+        return new QueueSetup(registry, requestedElevator, tunables, limits, unplugThreshold, unplugDelayNanos, e);
+    }
+
+    public QueueSetup withPlugging(int threshold, long delayNanos) {
+        return new QueueSetup(registry, requestedElevator, tunables, limits, threshold, delayNanos, events);
+    }
+
+    public QueueSetup withTunable(String elevatorId, String name, long value) {
+        Map<String, Map<String, Long>> t = new HashMap<>(tunables);
+        Map<String, Long> one = new HashMap<>(t.getOrDefault(elevatorId, Map.of()));
+        one.put(name, value);
+        t.put(elevatorId, Map.copyOf(one));
+        return new QueueSetup(registry, requestedElevator, t, limits, unplugThreshold, unplugDelayNanos, events);
+    }
+
+    /** A new elevator of {@code id} with its configured tunables; {@link IoException.SwitchFailed} if it cannot start. */
+    public Elevator build(String id) {
+        ElevatorFactory f = registry.factory(id);
+        Map<String, Long> values = f.descriptor().resolve(tunables.getOrDefault(id, Map.of()));
+        try {
+            Elevator e = f.create(limits, values);
+            if (e == null) throw new IllegalStateException("factory returned no elevator");
+            return e;
+        } catch (RuntimeException e) {
+            if (e instanceof IoException io) throw io;
+            throw new IoException.SwitchFailed("io scheduler " + id + " failed to start: " + e.getMessage(), e);
+        }
+    }
+
+    /** The queue for a device of {@code capacitySectors}, running the selected elevator. */
+    public RequestQueue newQueue(long capacitySectors) {
+        ElevatorRegistry.Selection s = registry.select(requestedElevator);
+        return new RequestQueue(limits, capacitySectors, build(s.id()), s.id(), unplugThreshold, unplugDelayNanos,
+                events);
+    }
+}

@@ -1,0 +1,192 @@
+package org.blockyard.runtime.io.bench;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.javadsl.Behaviors;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import org.blockyard.api.io.IoCompletion;
+import org.blockyard.api.io.IoRequest;
+import org.blockyard.api.io.QueueStats;
+import org.blockyard.runtime.config.BlockyardConfig;
+import org.blockyard.runtime.io.ActorBlockQueue;
+import org.blockyard.runtime.io.BlockDevice;
+import org.blockyard.runtime.io.IoSettings;
+import org.blockyard.runtime.io.QueueActor;
+import org.blockyard.runtime.io.QueueSetup;
+import org.blockyard.runtime.io.Simulation;
+import org.blockyard.runtime.io.TraceEvents;
+import org.blockyard.runtime.io.trace.BlktraceWriter;
+
+/** What the block-I/O benchmarks share: settings, the optional trace, a run on either clock, JSON output. */
+final class IoBench implements AutoCloseable {
+    /** Device numbers written into traces: 8,0 is sda, which blkparse prints as-is. */
+    static final int TRACE_MAJOR = 8, TRACE_MINOR = 0;
+
+    final IoSettings settings;
+    final String requested;
+    final String deviceKind;
+    final QueueSetup setup;
+    final TraceEvents trace;
+
+    IoBench(IoBenchOptions o) throws IOException {
+        IoSettings s = IoSettings.fromConfig(BlockyardConfig.load(o.config));
+        this.requested = o.elevator != null ? o.elevator : s.setup().requestedElevator();
+        this.deviceKind = o.device != null ? o.device : s.device();
+        if (!List.of("sim", "file", "mem").contains(deviceKind))
+            throw new IllegalArgumentException("--device must be sim, file or mem, not " + deviceKind);
+        this.trace = o.trace == null ? null : new TraceEvents(new BlktraceWriter(o.trace, TRACE_MAJOR, TRACE_MINOR));
+        QueueSetup qs = s.setup().withElevator(requested);
+        if (trace != null) qs = qs.withEvents(trace);
+        this.setup = qs;
+        this.settings = s.withSetup(qs);
+    }
+
+    BlockDevice openDevice() throws IOException {
+        return settings.openDevice(deviceKind);
+    }
+
+    /** Figures every benchmark reports first. */
+    Map<String, Object> header(String workload, String elevatorRan) {
+        return header(workload, requested, elevatorRan);
+    }
+
+    Map<String, Object> header(String workload, String elevatorRequested, String elevatorRan) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("workload", workload);
+        m.put("elevator_requested", elevatorRequested);
+        m.put("elevator", elevatorRan);
+        m.put("device", deviceKind);
+        return m;
+    }
+
+    static void putQueueStats(Map<String, Object> m, QueueStats s) {
+        m.put("submissions", s.submissions());
+        m.put("requests_dispatched", s.requestsDispatched());
+        m.put("mean_request_sectors", Math.round(s.meanRequestSectors() * 100) / 100.0);
+        m.put("max_request_sectors", s.maxRequestSectors());
+        m.put("merges", s.merges());
+        m.put("back_merges", s.backMerges());
+        m.put("front_merges", s.frontMerges());
+        m.put("coalesced", s.coalesced());
+    }
+
+    /** Result of driving a queue in real time: its stats and the elapsed wall time. */
+    record RealRun(QueueStats stats, String elevator, long elapsedNanos) {}
+
+    /**
+     * Runs {@code load} against a {@link QueueActor} on {@code device} in real time. {@code load} submits
+     * through the BlockQueue and returns when every submission has completed.
+     */
+    RealRun runReal(BlockDevice device, Consumer<ActorBlockQueue> load) {
+        ActorSystem<QueueActor.Command> system = ActorSystem.create(
+                Behaviors.setup(ctx -> QueueActor.create(setup, device)), "blockyard-io",
+                BlockyardConfig.load());
+        try {
+            ActorBlockQueue q = new ActorBlockQueue(system, system.scheduler(), setup.limits(),
+                    device.capacitySectors(), settings.submitTimeout());
+            long t0 = System.nanoTime();
+            load.accept(q);
+            long elapsed = System.nanoTime() - t0;
+            QueueStats stats = q.stats().toCompletableFuture().join();
+            return new RealRun(stats, stats.elevator(), elapsed);
+        } finally {
+            system.terminate();
+            try {
+                system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                throw new IllegalStateException("actor system did not stop", e);
+            }
+        }
+    }
+
+    /**
+     * Submits {@code count} requests made by {@code make} with at most {@code window} outstanding, and waits
+     * for all; the first failure is rethrown.
+     */
+    static void submitWindowed(ActorBlockQueue q, int count, int window, java.util.function.IntFunction<IoRequest> make,
+                               Consumer<IoCompletion> onDone) {
+        submitWindowed(q, count, window, 1, make, onDone);
+    }
+
+    /** As above, handing {@code batch} submissions over at a time ({@link ActorBlockQueue#submitAll}). */
+    static void submitWindowed(ActorBlockQueue q, int count, int window, int batch,
+                               java.util.function.IntFunction<IoRequest> make, Consumer<IoCompletion> onDone) {
+        java.util.concurrent.Semaphore permits = new java.util.concurrent.Semaphore(window);
+        CountDownLatch all = new CountDownLatch(count);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        for (int i = 0; i < count && failure.get() == null; i += batch) {
+            int n = Math.min(batch, count - i);
+            permits.acquireUninterruptibly(n);
+            List<IoRequest> reqs = new java.util.ArrayList<>(n);
+            for (int k = 0; k < n; k++) reqs.add(make.apply(i + k));
+            List<CompletionStage<IoCompletion>> st = n == 1 ? List.of(q.submit(reqs.get(0))) : q.submitAll(reqs);
+            for (CompletionStage<IoCompletion> one : st)
+                one.whenComplete((c, e) -> {
+                    if (e != null) failure.compareAndSet(null, e);
+                    else if (onDone != null) onDone.accept(c);
+                    permits.release();
+                    all.countDown();
+                });
+        }
+        try {
+            if (failure.get() == null) all.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+        if (failure.get() != null) throw new IllegalStateException("a submission failed: " + failure.get().getMessage(), failure.get());
+    }
+
+    static Simulation simulation(QueueSetup setup, BlockDevice device) {
+        return new Simulation(setup, device);
+    }
+
+    /** Trace counts as reported by the queue, when tracing. */
+    void putTrace(Map<String, Object> m, IoBenchOptions o) {
+        if (trace == null) return;
+        trace.writer().flush();
+        Map<String, Long> counts = new LinkedHashMap<>();
+        for (var a : org.blockyard.runtime.io.trace.BlktraceAction.values()) counts.put(a.name(), trace.reported(a));
+        m.put("trace", o.trace.toString());
+        m.put("trace_events", counts);
+    }
+
+    static void print(PrintStream out, Map<String, Object> m) {
+        int w = m.keySet().stream().mapToInt(String::length).max().orElse(10);
+        for (var e : m.entrySet()) out.printf("%-" + w + "s  %s%n", e.getKey(), e.getValue());
+    }
+
+    static void writeJson(IoBenchOptions o, Map<String, Object> m) throws IOException {
+        if (o.json == null) return;
+        ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+        String text = mapper.writeValueAsString(m);
+        if (o.json.toString().equals("-")) System.out.println(text);
+        else Files.writeString(o.json, text + System.lineSeparator());
+    }
+
+    static double mibPerSecond(long bytes, long nanos) {
+        return nanos <= 0 ? 0 : Math.round(bytes / 1048576.0 / (nanos / 1e9) * 100) / 100.0;
+    }
+
+    static Duration ms(long nanos) {
+        return Duration.ofNanos(nanos);
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (trace != null) trace.writer().close();
+    }
+}

@@ -1,0 +1,29 @@
+package org.blockyard.runtime.io.bench;
+
+import java.nio.file.Path;
+
+import picocli.CommandLine.Option;
+
+/** Options every block-I/O benchmark takes. */
+public final class IoBenchOptions {
+    @Option(names = "--elevator", paramLabel = "NAME",
+            description = "Elevator id or alias (default: blockyard.io.scheduler). If it is not available the default runs; the JSON says which.")
+    String elevator;
+
+    @Option(names = "--device", paramLabel = "sim|file|mem",
+            description = "Device under the queue (default: blockyard.io.device). sim runs on the virtual clock.")
+    String device;
+
+    @Option(names = "--seed", defaultValue = "1", description = "Seed for placement of the workload (default: ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--json", paramLabel = "FILE", description = "Write the figures as JSON to FILE ('-' for standard output).")
+    Path json;
+
+    @Option(names = "--trace", paramLabel = "FILE",
+            description = "Write a binary blktrace of the run to FILE (read it with: blkparse -i - < FILE).")
+    Path trace;
+
+    @Option(names = "--config", paramLabel = "FILE", description = "Configuration layered over the defaults.")
+    Path config;
+}

@@ -1,0 +1,111 @@
+package org.blockyard.runtime.io.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.Callable;
+
+import org.blockyard.api.io.IoRequest;
+import org.blockyard.runtime.io.SimulatedDisk;
+import org.blockyard.runtime.io.Simulation;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code bench streaming}: one streaming reader (dependent 128 KiB reads, one at a time, as {@code cat} with
+ * read-ahead) and one streaming writer (4 KiB asynchronous writes, up to {@code --writer-window} outstanding,
+ * as write-back) far apart on the simulated disk, for {@code --seconds} of virtual time. The classic case for
+ * deadline over noop: with a FIFO every read waits behind the queued writes.
+ */
+@Command(name = "streaming", mixinStandardHelpOptions = true,
+        description = "A streaming reader against a streaming writer on the simulated disk, per elevator.")
+public final class StreamingBench implements Callable<Integer> {
+    @Mixin IoBenchOptions o;
+
+    @Option(names = "--seconds", defaultValue = "10", description = "Virtual seconds of load (default: ${DEFAULT-VALUE}).")
+    int seconds;
+
+    @Option(names = "--writer-window", defaultValue = "256",
+            description = "Writes the writer keeps outstanding (default: ${DEFAULT-VALUE}).")
+    int writerWindow;
+
+    @Option(names = "--all", description = "Also run every other registered elevator and list them all.")
+    boolean all;
+
+    private static final int READ_SECTORS = 256, WRITE_SECTORS = 8;
+
+    @Override
+    public Integer call() throws Exception {
+        List<Map<String, Object>> runs = new ArrayList<>();
+        Map<String, Object> first;
+        try (IoBench bench = new IoBench(o)) {
+            if (!bench.deviceKind.equals("sim"))
+                throw new IllegalArgumentException("bench streaming measures seeks and device time on the simulated "
+                        + "disk; run it with --device sim");
+            first = run(bench, bench.setup);
+            runs.add(first);
+            bench.putTrace(first, o);
+            if (all) {
+                for (String id : bench.setup.registry().ids()) {
+                    if (id.equals(first.get("elevator"))) continue;
+                    runs.add(run(bench, bench.setup.withElevator(id).withEvents(null)));
+                }
+            }
+        }
+        for (Map<String, Object> r : runs) {
+            IoBench.print(System.out, r);
+            System.out.println();
+        }
+        if (all) first.put("elevators", runs.subList(1, runs.size()));
+        IoBench.writeJson(o, first);
+        return 0;
+    }
+
+    private Map<String, Object> run(IoBench bench, org.blockyard.runtime.io.QueueSetup setup) {
+        SimulatedDisk disk = new SimulatedDisk(bench.settings.disk());
+        Simulation sim = IoBench.simulation(setup, disk);
+        long end = seconds * 1_000_000_000L;
+        Random rnd = new Random(o.seed);
+        long cap = disk.capacitySectors();
+        long readerStart = Math.floorMod(rnd.nextLong(), cap / 8) / 8 * 8;
+        long writerStart = cap / 2 + Math.floorMod(rnd.nextLong(), cap / 8) / 8 * 8;
+        long[] read = {0}, written = {0};
+        long[] readPos = {readerStart}, writePos = {writerStart};
+        long[] ids = {0};
+        Runnable[] reader = new Runnable[1];
+        reader[0] = () -> {
+            if (sim.nowNanos() >= end || readPos[0] + READ_SECTORS > cap) return;
+            IoRequest io = IoRequest.read(ids[0]++, readPos[0], READ_SECTORS, 1);
+            readPos[0] += READ_SECTORS;
+            sim.submit(io, (c, e) -> {
+                if (c.completedNanos() <= end) read[0] += (long) io.sectors() * IoRequest.SECTOR_BYTES;
+                reader[0].run();
+            });
+        };
+        Runnable[] writer = new Runnable[1];
+        writer[0] = () -> {
+            if (sim.nowNanos() >= end || writePos[0] + WRITE_SECTORS > cap) return;
+            IoRequest io = IoRequest.write(ids[0]++, writePos[0], WRITE_SECTORS, 2);
+            writePos[0] += WRITE_SECTORS;
+            sim.submit(io, (c, e) -> {
+                if (c.completedNanos() <= end) written[0] += (long) io.sectors() * IoRequest.SECTOR_BYTES;
+                writer[0].run();
+            });
+        };
+        sim.at(0, () -> {
+            for (int i = 0; i < writerWindow; i++) writer[0].run();
+            reader[0].run();
+        });
+        sim.runUntil(end);
+        Map<String, Object> m = bench.header("streaming", setup.requestedElevator(), sim.stats().elevator());
+        m.put("seconds", seconds);
+        m.put("read_mib_s", IoBench.mibPerSecond(read[0], end));
+        m.put("write_mib_s", IoBench.mibPerSecond(written[0], end));
+        m.put("seeks", disk.seeks());
+        m.put("device_time_ms", sim.deviceBusyNanos() / 1_000_000);
+        IoBench.putQueueStats(m, sim.stats());
+        return m;
+    }
+}
