@@ -329,16 +329,18 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         }
 
         /**
-         * Runs one slice of at most {@code maxWords} bitmap words. With {@code toEnd}, keeps going through
-         * window slides until done; otherwise a slide ends the slice.
+         * Runs one slice of at most {@code maxWords} bitmap words (summary words included), sliding the
+         * window as often as the budget allows; with {@code toEnd}, runs to the end whatever it costs.
          *
          * @return true when done
          */
         public boolean run(int maxWords, boolean toEnd) {
             if (done) return true;
             if (candidate == null && !book(from)) return true;
+            long budgetEnd = bitmap.wordsExamined() + maxWords;
             while (true) {
-                int r = bitmap.nextFreeSliced(scan, rel(end), maxWords);
+                int left = (int) Math.max(1, Math.min(Integer.MAX_VALUE, budgetEnd - bitmap.wordsExamined()));
+                int r = bitmap.nextFreeSliced(scan, rel(end), toEnd ? Integer.MAX_VALUE : left);
                 if (Bitmap.exhausted(r)) {
                     scan = Bitmap.resumeAt(r);
                     return false;
@@ -360,9 +362,9 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
                     return true;
                 }
                 // The window slides to where free space is; the next candidate is booked at once, so
-                // the space stays provisional between slices.
+                // the space stays provisional between slices. The slice goes on while its budget lasts.
                 if (!book(free)) return true;
-                if (!toEnd) return false;
+                if (!toEnd && bitmap.wordsExamined() >= budgetEnd) return false;
             }
         }
 

@@ -115,36 +115,32 @@ public final class ReservationPolicy implements AllocationPolicy {
     static int spreadGroup(Volume volume) {
         Geometry g = volume.geometry();
         int groups = g.groups();
-        boolean[] taken = new boolean[groups];
-        int free = 0;
+        long halfData = (g.blocksPerGroup() - g.systemBlocksPerGroup()) / 2;
+        // One pass: the longest circular run of free groups (wrapping runs are joined at the end), and the
+        // least crowded group with the most free space in case every group is taken.
+        int firstRunLen = -1, bestStart = -1, bestLen = 0, runStart = 0, runLen = 0;
+        int fallback = 0, fallbackOpen = Integer.MAX_VALUE;
+        long fallbackFree = -1;
         for (int i = 0; i < groups; i++) {
-            long data = g.groupBlocks(i) - g.systemBlocks(i);
-            taken[i] = volume.openFiles(i) > 0 || volume.freeBlocks(i) * 2 < data;
-            if (!taken[i]) free++;
-        }
-        if (free == 0) {
-            int best = 0;
-            for (int i = 1; i < groups; i++) {
-                int c = Integer.compare(volume.openFiles(i), volume.openFiles(best));
-                if (c < 0 || c == 0 && volume.freeBlocks(i) > volume.freeBlocks(best)) best = i;
+            int open = volume.openFiles(i);
+            long free = volume.freeBlocks(i);
+            if (open < fallbackOpen || open == fallbackOpen && free > fallbackFree) {
+                fallback = i;
+                fallbackOpen = open;
+                fallbackFree = free;
             }
-            return best;
-        }
-        if (free == groups) return 0;
-        // Longest run of free groups, circularly; start scanning just after a taken group.
-        int first = 0;
-        while (!taken[first]) first++;
-        int bestStart = -1, bestLen = 0, runStart = -1, runLen = 0;
-        for (int k = 1; k <= groups; k++) {
-            int i = (first + k) % groups;
-            if (!taken[i]) {
-                if (runLen == 0) runStart = i;
-                runLen++;
-                if (runLen > bestLen) { bestLen = runLen; bestStart = runStart; }
-            } else {
-                runLen = 0;
+            boolean taken = open > 0 || free < halfData;
+            if (!taken) {
+                if (runLen++ == 0) runStart = i;
+                continue;
             }
+            if (firstRunLen < 0) firstRunLen = runLen;
+            if (runLen > bestLen) { bestLen = runLen; bestStart = runStart; }
+            runLen = 0;
         }
+        if (firstRunLen < 0) return 0; // no group is taken: an empty volume starts at group 0
+        if (runLen + firstRunLen > bestLen) { bestLen = runLen + firstRunLen; bestStart = runLen > 0 ? runStart : 0; }
+        if (bestLen == 0) return fallback;
         // The run follows a taken group whose stream grows forward into it: start in its middle.
         return (bestStart + bestLen / 2) % groups;
     }
