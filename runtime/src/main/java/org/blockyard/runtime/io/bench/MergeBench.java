@@ -47,8 +47,14 @@ public final class MergeBench implements Callable<Integer> {
                     + "submit call each (default: ${DEFAULT-VALUE}, one 128 KiB request's worth, as a blk_plug would gather).")
     int batch;
 
+    @Option(names = "--rounds", defaultValue = "3",
+            description = "With --device file: plain and stack writes alternate this many times and the medians are "
+                    + "compared, so one round's page-cache writeback does not decide the ratio (default: ${DEFAULT-VALUE}).")
+    int rounds;
+
     @Override
     public Integer call() throws Exception {
+        if (rounds < 1) throw new IllegalArgumentException("--rounds must be at least 1");
         if (batch < 1 || batch > window) throw new IllegalArgumentException("--batch must be between 1 and --window");
         if (submitBytes % IoRequest.SECTOR_BYTES != 0 || sizeBytes % submitBytes != 0)
             throw new IllegalArgumentException("--size must be a multiple of --submit-bytes, itself a multiple of 512");
@@ -83,27 +89,39 @@ public final class MergeBench implements Callable<Integer> {
                 }
                 Path plainFile = device instanceof FileDevice ? bench.settings.filePath().resolveSibling(
                         bench.settings.filePath().getFileName() + ".plain") : null;
-                long plainNanos = plainFile == null ? 0 : plainWrite(plainFile, sizeBytes, (int) submitBytes);
-                ByteBuffer[] inUse = new ByteBuffer[count];
-                IoBench.RealRun run = bench.runReal(device, q -> IoBench.submitWindowed(q, count, window, batch, i -> {
-                    ByteBuffer b;
-                    try {
-                        b = pool.take();
-                    } catch (InterruptedException e) {
-                        throw new IllegalStateException(e);
-                    }
-                    inUse[i] = b;
-                    return IoRequest.write(i, start + (long) i * sectorsEach, sectorsEach, 1).withPayload(b.duplicate());
-                }, c -> pool.add(inUse[(int) c.id()])));
+                int n = plainFile == null ? 1 : rounds;
+                double[] plainRates = new double[n], stackRates = new double[n];
+                IoBench.RealRun run = null;
+                for (int round = 0; round < n; round++) {
+                    if (plainFile != null)
+                        plainRates[round] = IoBench.mibPerSecond(sizeBytes, plainWrite(plainFile, sizeBytes, (int) submitBytes));
+                    ByteBuffer[] inUse = new ByteBuffer[count];
+                    // The queue actor closes its device when it stops: each round opens it again.
+                    BlockDevice roundDevice = round == 0 ? device : bench.openDevice();
+                    run = bench.runReal(roundDevice, q -> IoBench.submitWindowed(q, count, window, batch, i -> {
+                        ByteBuffer b;
+                        try {
+                            b = pool.take();
+                        } catch (InterruptedException e) {
+                            throw new IllegalStateException(e);
+                        }
+                        inUse[i] = b;
+                        return IoRequest.write(i, start + (long) i * sectorsEach, sectorsEach, 1).withPayload(b.duplicate());
+                    }, c -> pool.add(inUse[(int) c.id()])));
+                    stackRates[round] = IoBench.mibPerSecond(sizeBytes, run.elapsedNanos());
+                }
                 m = bench.header("merge", run.elevator());
                 m.put("bytes", sizeBytes);
                 IoBench.putQueueStats(m, run.stats());
                 m.put("batch", batch);
                 m.put("elapsed_ms", run.elapsedNanos() / 1e6);
-                double stack = IoBench.mibPerSecond(sizeBytes, run.elapsedNanos());
+                double stack = median(stackRates);
                 m.put("stack_mib_s", stack);
                 if (plainFile != null) {
-                    double plain = IoBench.mibPerSecond(sizeBytes, plainNanos);
+                    double plain = median(plainRates);
+                    m.put("rounds", n);
+                    m.put("stack_mib_s_rounds", round2(stackRates));
+                    m.put("plain_mib_s_rounds", round2(plainRates));
                     m.put("plain_mib_s", plain);
                     m.put("plain_write_bytes", submitBytes);
                     m.put("ratio_vs_plain", Math.round(stack / plain * 1000) / 1000.0);
@@ -115,6 +133,18 @@ public final class MergeBench implements Callable<Integer> {
             IoBench.writeJson(o, m);
         }
         return 0;
+    }
+
+    static double median(double[] v) {
+        double[] c = v.clone();
+        java.util.Arrays.sort(c);
+        return c.length % 2 == 1 ? c[c.length / 2] : (c[c.length / 2 - 1] + c[c.length / 2]) / 2;
+    }
+
+    static java.util.List<Double> round2(double[] v) {
+        java.util.List<Double> out = new java.util.ArrayList<>();
+        for (double d : v) out.add(Math.round(d * 100) / 100.0);
+        return out;
     }
 
     /** Writes {@code bytes} with positional FileChannel writes of {@code writeBytes}; answers the time taken. */
