@@ -96,9 +96,11 @@ public final class SmallFiles {
                     clients.add(a.system().systemActorOf(SmallFileClient.create(a.system(), shares.get(c), l, d),
                             "smallfiles-client-" + c, Props.empty()));
                 }
+                Tiobench.quiesce();
                 long m0 = a.volume().messages(), s0 = a.volume().searchSlices(), st0 = a.volume().stashed();
                 long t0 = System.nanoTime();
-                for (var c : clients) c.tell(SmallFileClient.Go.INSTANCE);
+                Starter.startAll(a.system(), clients, (SmallFileClient.Command) SmallFileClient.Go.INSTANCE,
+                        "smallfiles-start");
                 CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(30, TimeUnit.MINUTES);
                 elapsed = System.nanoTime() - t0;
                 for (Latency l : lats) all.merge(l);
@@ -167,6 +169,7 @@ public final class SmallFiles {
             t.start();
         }
         try {
+            Tiobench.quiesce();
             start.await();
             long t0 = System.nanoTime();
             for (Thread t : threads) t.join();

@@ -1,0 +1,30 @@
+package org.blockyard.runtime.bench;
+
+import java.util.List;
+
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.Behavior;
+import akka.actor.typed.javadsl.Behaviors;
+
+/**
+ * Starts load clients from inside the actor system. Messages told from a thread outside the system
+ * are external submissions to the dispatcher's fork-join pool, which a worker only looks at when its own
+ * queue is empty: with two workers busy ping-ponging with the first two clients, the other clients'
+ * start messages would wait until those two finished, and the clients would run two at a time. Told
+ * from an actor, every client's mailbox is queued on a worker, in order, and all of them run together.
+ */
+final class Starter {
+    private Starter() {}
+
+    static <T> Behavior<Object> create(List<ActorRef<T>> clients, T go) {
+        return Behaviors.receive((ctx, msg) -> {
+            for (ActorRef<T> c : clients) c.tell(go);
+            return Behaviors.stopped();
+        });
+    }
+
+    /** Tells every client {@code go} from inside {@code system}. */
+    static <T> void startAll(akka.actor.typed.ActorSystem<?> system, List<ActorRef<T>> clients, T go, String name) {
+        system.systemActorOf(create(clients, go), name, akka.actor.typed.Props.empty()).tell(Boolean.TRUE);
+    }
+}
