@@ -68,6 +68,37 @@ public final class Report {
         JSON.writeValue(file.toFile(), value);
     }
 
+    /**
+     * The median of several runs of one configuration: numbers (and numbers inside nested maps such as
+     * latency percentiles) are replaced by their median across {@code runs}, other values taken from the
+     * first; {@code runs} is added.
+     */
+    @SuppressWarnings("unchecked")
+    public static Map<String, Object> median(List<Map<String, Object>> runs) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (Map.Entry<String, Object> e : runs.get(0).entrySet()) {
+            String k = e.getKey();
+            Object v = e.getValue();
+            if (v instanceof Map<?, ?>) {
+                List<Map<String, Object>> inner = new ArrayList<>();
+                for (Map<String, Object> r : runs) inner.add((Map<String, Object>) r.get(k));
+                Map<String, Object> m = median(inner);
+                m.remove("runs");
+                out.put(k, m);
+            } else if (v instanceof Number && runs.size() > 1) {
+                double[] xs = new double[runs.size()];
+                for (int i = 0; i < xs.length; i++) xs[i] = ((Number) runs.get(i).get(k)).doubleValue();
+                java.util.Arrays.sort(xs);
+                double med = xs.length % 2 == 1 ? xs[xs.length / 2] : (xs[xs.length / 2 - 1] + xs[xs.length / 2]) / 2;
+                out.put(k, v instanceof Double || med != Math.rint(med) ? (Object) med : (Object) (long) med);
+            } else {
+                out.put(k, v);
+            }
+        }
+        out.put("runs", runs.size());
+        return out;
+    }
+
     public static Map<String, Object> row() {
         return new LinkedHashMap<>();
     }

@@ -44,6 +44,10 @@ public final class SmallFilesCommand implements Callable<Integer> {
             description = "run each policy once first, unmeasured (default on)")
     boolean warmup;
 
+    @Option(names = "--runs", defaultValue = "1",
+            description = "measured runs per policy; with more than one, each policy's row is the median of every figure (default ${DEFAULT-VALUE})")
+    int runs;
+
     @Option(names = "--config", description = "a HOCON file layered over config/blockyard.conf")
     Path configFile;
 
@@ -58,7 +62,7 @@ public final class SmallFilesCommand implements Callable<Integer> {
         for (String p : policies) {
             SmallFiles.Spec spec = new SmallFiles.Spec(files, fill, bpg, p.trim(), clients, maxFileBlocks, seed);
             if (warmup) SmallFiles.run(spec, config);
-            rows.add(SmallFiles.run(spec, config));
+            rows.add(TiobenchCommand.measure(() -> SmallFiles.run(spec, config), runs));
         }
         Report.table(System.out, rows, List.of("policy", "files", "fill", "blocks_per_group", "clients",
                 "extents_per_file_mean", "alloc_latency_us.p50", "alloc_latency_us.p99", "alloc_latency_us.p999",

@@ -38,6 +38,10 @@ public final class TiobenchCommand implements Callable<Integer> {
             description = "run each policy once first, unmeasured, so the JIT has compiled the hot paths (default on)")
     boolean warmup;
 
+    @Option(names = "--runs", defaultValue = "1",
+            description = "measured runs per policy; with more than one, each policy's row is the median of every figure (default ${DEFAULT-VALUE})")
+    int runs;
+
     @Option(names = "--config", description = "a HOCON file layered over config/blockyard.conf")
     Path configFile;
 
@@ -52,11 +56,19 @@ public final class TiobenchCommand implements Callable<Integer> {
         for (String p : policies) {
             Tiobench.Spec spec = new Tiobench.Spec(writers, size, p.trim(), chunkBlocks, depth);
             if (warmup) Tiobench.run(spec, config);
-            rows.add(Tiobench.run(spec, config));
+            rows.add(measure(() -> Tiobench.run(spec, config), runs));
         }
         print(rows);
         if (json != null) Report.writeJson(json, rows.size() == 1 ? rows.get(0) : rows);
         return 0;
+    }
+
+    /** One measured run, or the median of {@code runs} of them. */
+    static Map<String, Object> measure(java.util.function.Supplier<Map<String, Object>> run, int runs) {
+        if (runs < 1) throw new IllegalArgumentException("--runs must be at least 1");
+        List<Map<String, Object>> all = new ArrayList<>();
+        for (int i = 0; i < runs; i++) all.add(run.get());
+        return runs == 1 ? all.get(0) : Report.median(all);
     }
 
     static void print(List<Map<String, Object>> rows) {
