@@ -158,9 +158,16 @@ public final class ReservationPolicy implements AllocationPolicy {
         return g.groupStart(homeGroup) + g.systemBlocks(homeGroup);
     }
 
+    /**
+     * ext3: the goal, else the group's first data block. Extended: the goal when it continues something
+     * (the block after the file's last or preceding block); a new file's default goal — its home group's
+     * first data block, which nothing can continue since the system zone precedes it — or no goal at all
+     * means "a new stream": it starts in the middle of the largest gap between the windows already there.
+     */
     @Override
     public long windowSearchStart(long goal, int windowBlocks, GroupView group) {
-        if (goal >= 0 || mode == Mode.EXT3) return goal >= 0 ? goal : group.firstDataBlock();
+        if (mode == Mode.EXT3) return goal >= 0 ? goal : group.firstDataBlock();
+        if (goal >= 0 && goal != group.firstDataBlock()) return goal;
         return middleOfLargestGap(group);
     }
 

@@ -1,16 +1,13 @@
 package org.blockyard.runtime.bench;
 
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
 import com.typesafe.config.Config;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-
-import org.blockyard.runtime.config.BlockyardConfig;
 
 /** {@code blockyard bench smallfiles}. */
 @Command(name = "smallfiles", mixinStandardHelpOptions = true,
@@ -40,34 +37,19 @@ public final class SmallFilesCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "1", description = "seed for the file sizes (default ${DEFAULT-VALUE})")
     long seed;
 
-    @Option(names = "--warmup", defaultValue = "true", negatable = true, fallbackValue = "true",
-            description = "run each policy once first, unmeasured (default on)")
-    boolean warmup;
-
-    @Option(names = "--runs", defaultValue = "1",
-            description = "measured runs per policy; with more than one, each policy's row is the median of every figure (default ${DEFAULT-VALUE})")
-    int runs;
-
-    @Option(names = "--config", description = "a HOCON file layered over config/blockyard.conf")
-    Path configFile;
-
-    @Option(names = "--json", description = "write the figures to this file")
-    Path json;
+    @Mixin
+    RunOptions run;
 
     @Override
     public Integer call() throws Exception {
-        Config config = BlockyardConfig.load(configFile);
+        Config config = run.config();
         int bpg = blocksPerGroup != null ? blocksPerGroup : config.getInt("blockyard.volume.blocks-per-group");
-        List<Map<String, Object>> rows = new ArrayList<>();
-        for (String p : policies) {
-            SmallFiles.Spec spec = new SmallFiles.Spec(files, fill, bpg, p.trim(), clients, maxFileBlocks, seed);
-            if (warmup) SmallFiles.run(spec, config);
-            rows.add(TiobenchCommand.measure(() -> SmallFiles.run(spec, config), runs));
-        }
+        List<Map<String, Object>> rows = run.measure(policies, policy ->
+                SmallFiles.run(new SmallFiles.Spec(files, fill, bpg, policy, clients, maxFileBlocks, seed), config));
         Report.table(System.out, rows, List.of("policy", "files", "fill", "blocks_per_group", "clients",
                 "extents_per_file_mean", "alloc_latency_us.p50", "alloc_latency_us.p99", "alloc_latency_us.p999",
                 "alloc_latency_us.max", "allocs_per_s", "files_per_s", "search_slices", "stashed", "elapsed_s"));
-        if (json != null) Report.writeJson(json, rows.size() == 1 ? rows.get(0) : rows);
+        run.writeJson(rows);
         return 0;
     }
 }

@@ -1,16 +1,13 @@
 package org.blockyard.runtime.bench;
 
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
 import com.typesafe.config.Config;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-
-import org.blockyard.runtime.config.BlockyardConfig;
 
 /** {@code blockyard bench tiobench}. */
 @Command(name = "tiobench", mixinStandardHelpOptions = true,
@@ -34,41 +31,18 @@ public final class TiobenchCommand implements Callable<Integer> {
             description = "getBlocks calls each writer keeps in flight (default ${DEFAULT-VALUE}: a synchronous writer; global-lock writers are threads and always use 1)")
     int depth;
 
-    @Option(names = "--warmup", defaultValue = "true", negatable = true, fallbackValue = "true",
-            description = "run each policy once first, unmeasured, so the JIT has compiled the hot paths (default on)")
-    boolean warmup;
-
-    @Option(names = "--runs", defaultValue = "1",
-            description = "measured runs per policy; with more than one, each policy's row is the median of every figure (default ${DEFAULT-VALUE})")
-    int runs;
-
-    @Option(names = "--config", description = "a HOCON file layered over config/blockyard.conf")
-    Path configFile;
-
-    @Option(names = "--json", description = "write the figures to this file")
-    Path json;
+    @Mixin
+    RunOptions run;
 
     @Override
     public Integer call() throws Exception {
-        Config config = BlockyardConfig.load(configFile);
+        Config config = run.config();
         long size = Sizes.parse(fileSize);
-        List<Map<String, Object>> rows = new ArrayList<>();
-        for (String p : policies) {
-            Tiobench.Spec spec = new Tiobench.Spec(writers, size, p.trim(), chunkBlocks, depth);
-            if (warmup) Tiobench.run(spec, config);
-            rows.add(measure(() -> Tiobench.run(spec, config), runs));
-        }
+        List<Map<String, Object>> rows = run.measure(policies,
+                policy -> Tiobench.run(new Tiobench.Spec(writers, size, policy, chunkBlocks, depth), config));
         print(rows);
-        if (json != null) Report.writeJson(json, rows.size() == 1 ? rows.get(0) : rows);
+        run.writeJson(rows);
         return 0;
-    }
-
-    /** One measured run, or the median of {@code runs} of them. */
-    static Map<String, Object> measure(java.util.function.Supplier<Map<String, Object>> run, int runs) {
-        if (runs < 1) throw new IllegalArgumentException("--runs must be at least 1");
-        List<Map<String, Object>> all = new ArrayList<>();
-        for (int i = 0; i < runs; i++) all.add(run.get());
-        return runs == 1 ? all.get(0) : Report.median(all);
     }
 
     static void print(List<Map<String, Object>> rows) {

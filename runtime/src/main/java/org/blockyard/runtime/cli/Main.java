@@ -26,6 +26,9 @@ public final class Main implements Runnable {
     }
 
     public static void main(String[] args) {
+        // Bind SLF4J before any actor system starts logging from its own threads, which would otherwise
+        // race the initialisation and make SLF4J print a "replayed calls" notice.
+        org.slf4j.LoggerFactory.getLogger(Main.class);
         int code = commandLine().execute(args);
         System.exit(code);
     }
