@@ -81,6 +81,9 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
         for (int g = 0; g < geometry.groups(); g++) {
             BlockGroup state = new BlockGroup(geometry, g, policy);
             if (prepare != null) prepare.accept(state);
+            // Published here, before this actor answers anyone, not when the group actor gets round to
+            // starting: a walk that read 0 free blocks would skip the group and answer "no space".
+            volume.publishFree(g, state.freeBlocks());
             groups.add(context.spawn(GroupActor.create(state, volume, settings.searchSliceWords(),
                     settings.stashCapacity()), "group-" + g));
         }

@@ -192,24 +192,23 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
      * baseline, and tests.
      */
     public Outcome allocate(Request r) {
-        WindowSearch s = begin(r);
-        if (s == null) return lastOutcome;
-        s.run(Integer.MAX_VALUE, true);
-        return finish(s);
+        Started st = begin(r);
+        if (st.search() == null) return st.outcome();
+        st.search().run(Integer.MAX_VALUE, true);
+        return finish(st.search());
     }
 
-    private Outcome lastOutcome;
+    /** What {@link #begin} did: served the request at once ({@code outcome}), or started a window {@code search}. */
+    public record Started(Outcome outcome, WindowSearch search) {}
 
     /**
-     * Starts a request. Returns null when it was served (or refused) at once — the outcome is then
-     * {@link #takeOutcome()} — or the window search to run in slices with {@link WindowSearch#run}.
+     * Starts a request: serves it at once when it needs no new window (or no window at all), else
+     * returns the window search, to be run in slices with {@link WindowSearch#run} and completed with
+     * {@link #finish}.
      */
-    public WindowSearch begin(Request r) {
+    public Started begin(Request r) {
         long goal = r.goal() >= firstData && r.goal() < end ? r.goal() : -1;
-        if (!r.reserve()) {
-            lastOutcome = allocateWithoutWindow(r, goal);
-            return null;
-        }
+        if (!r.reserve()) return new Started(allocateWithoutWindow(r, goal), null);
         Window w = byFile.get(r.file());
         long oldBlocks = r.windowBlocks(), oldHit = r.windowHit();
         if (w != null && !w.provisional) {
@@ -218,11 +217,8 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
             if (goal < 0 || w.contains(goal)) {
                 long from = goal >= 0 ? goal : w.start;
                 if (goal >= 0 && w.end - goal < r.count()) tryToExtend(w, r.count() - (w.end - goal));
-                int n = claimIn(w, from, r.wanted());
-                if (n > 0) {
-                    lastOutcome = new Outcome(claimedStart, n, r.windowGoalBlocks(), w.blocks(), w.hit);
-                    return null;
-                }
+                Outcome o = claimIn(w, from, r.wanted(), r.windowGoalBlocks());
+                if (o != null) return new Started(o, null);
             }
             removeWindow(w); // exhausted, or the goal moved away: book a new one (ext3 drops the old first)
         }
@@ -231,14 +227,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         long from = policy.windowSearchStart(goal, size, this);
         if (from < firstData || from >= end) from = firstData;
         if (stripeBlocks > 1 && (goal < 0 || r.newRun())) from = alignedStart(from, size);
-        return new WindowSearch(r, goal, size, from);
-    }
-
-    /** The outcome of a request that {@link #begin} served at once. */
-    public Outcome takeOutcome() {
-        Outcome o = lastOutcome;
-        lastOutcome = null;
-        return o;
+        return new Started(null, new WindowSearch(r, goal, size, from));
     }
 
     /** Completes a request whose window search is done. */
@@ -247,24 +236,22 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         if (s.window == null) return new Outcome(-1, 0, s.size, 0, 0);
         Window w = s.window;
         long from = s.goal >= 0 && w.contains(s.goal) ? s.goal : w.start;
-        int n = claimIn(w, from, s.request.wanted());
-        if (n == 0) {
-            // A block of the window was free when the search confirmed it, in this same message: cannot happen.
-            throw new IllegalStateException("window " + w.extent() + " booked without a free block");
-        }
-        return new Outcome(claimedStart, n, s.size, w.blocks(), w.hit);
+        Outcome o = claimIn(w, from, s.request.wanted(), s.size);
+        // The search confirmed a free block in the window within this same message.
+        if (o == null) throw new IllegalStateException("window " + w.extent() + " booked without a free block");
+        return o;
     }
 
-    private long claimedStart;
-
-    /** ext3_try_to_allocate restricted to a window: first free block from {@code from}, then its neighbours. */
-    private int claimIn(Window w, long from, int count) {
+    /**
+     * ext3_try_to_allocate restricted to a window: the first free block from {@code from}, then its free
+     * neighbours up to {@code count}; null when the window has no free block left.
+     */
+    private Outcome claimIn(Window w, long from, int count, int windowGoalBlocks) {
         int f = bitmap.nextFree(rel(Math.max(from, w.start)), rel(w.end));
-        if (f < 0) return 0;
+        if (f < 0) return null;
         int n = bitmap.claimRun(f, (int) Math.min(count, w.end - abs(f)));
         w.hit += n;
-        claimedStart = abs(f);
-        return n;
+        return new Outcome(abs(f), n, windowGoalBlocks, w.blocks(), w.hit);
     }
 
     /** ext3 try_to_extend_reservation: grow the window's end, never into the next window or out of the group. */

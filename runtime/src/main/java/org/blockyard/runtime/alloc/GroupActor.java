@@ -128,9 +128,10 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
                 }
             }
         }
-        BlockGroup.WindowSearch search = state.begin(m.request());
+        BlockGroup.Started started = state.begin(m.request());
+        BlockGroup.WindowSearch search = started.search();
         if (search == null) {
-            reply(m.replyTo(), state.takeOutcome());
+            reply(m.replyTo(), started.outcome());
             return this;
         }
         volume.countSlice();

@@ -101,7 +101,7 @@ class ProvisionalWindowTest {
         long base = whole.firstDataBlock() + 1000;
         BlockGroup.Request r = new BlockGroup.Request(1, base, 1, 0, 8, 0, 0, true, false);
         BlockGroup.Outcome expected = whole.allocate(r);
-        BlockGroup.WindowSearch s = sliced.begin(r);
+        BlockGroup.WindowSearch s = sliced.begin(r).search();
         int slices = 1;
         while (!s.run(1, false)) slices++;
         assertEquals(expected, sliced.finish(s));
