@@ -4,14 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-
-import akka.actor.testkit.typed.javadsl.ActorTestKit;
-import akka.actor.testkit.typed.javadsl.TestProbe;
-import akka.actor.typed.ActorRef;
-import org.junit.jupiter.api.AfterAll;
+import akka.actor.testkit.typed.javadsl.BehaviorTestKit;
+import akka.actor.testkit.typed.javadsl.TestInbox;
 import org.junit.jupiter.api.Test;
 
 import org.blockyard.api.alloc.Extent;
@@ -23,13 +17,6 @@ import org.blockyard.api.alloc.Geometry;
  * window waits until the search is over, then succeeds without overlap.
  */
 class ProvisionalWindowTest {
-    private static final ActorTestKit testKit = ActorTestKit.create();
-
-    @AfterAll
-    static void shutdown() {
-        testKit.shutdownTestKit();
-    }
-
     private static final int STRIDE = 16;
     private static final int HOLDERS = 2000;
 
@@ -52,45 +39,51 @@ class ProvisionalWindowTest {
         return group;
     }
 
+    /**
+     * Run synchronously (BehaviorTestKit), so the interleaving is exact: X's search continues by messages
+     * to itself, and Y and Z arrive between its slices.
+     */
     @Test
     void aLongSearchLetsOthersThroughAndHoldsBackRequestsAimedAfterIt() {
         VolumeState volume = new VolumeState(Geometry.of(4096, 1 << 20, 1 << 20));
         BlockGroup state = fragmentedGroup(volume);
         long base = state.firstDataBlock() + 1000;
         long stretchEnd = base + (long) STRIDE * HOLDERS;
-        ActorRef<GroupActor.Command> group = testKit.spawn(GroupActor.create(state, volume, 1, 1000));
-        TestProbe<GroupActor.Allocated> probe = testKit.createTestProbe();
+        BehaviorTestKit<GroupActor.Command> group = BehaviorTestKit.create(GroupActor.create(state, volume, 1, 1000));
+        TestInbox<GroupActor.Allocated> xs = TestInbox.create(), ys = TestInbox.create(), zs = TestInbox.create();
 
-        // X: a window of 8 searched from the start of the fragmented stretch.
-        group.tell(new GroupActor.Allocate(new BlockGroup.Request(1, base, 1, 0, 8, 0, 0, true, false), probe.getRef()));
-        // Y: aimed at the free space before the stretch — elsewhere in the group.
-        group.tell(new GroupActor.Allocate(new BlockGroup.Request(2, state.firstDataBlock(), 1, 0, 8, 0, 0, true, false),
-                probe.getRef()));
-        // Z: aimed right after the stretch, where X's window will end up.
-        group.tell(new GroupActor.Allocate(new BlockGroup.Request(3, stretchEnd + 2, 1, 0, 8, 0, 0, true, false),
-                probe.getRef()));
+        // X: a window of 8 searched from the start of the fragmented stretch: its first slice only.
+        group.run(new GroupActor.Allocate(new BlockGroup.Request(1, base, 1, 0, 8, 0, 0, true, false), xs.getRef()));
+        assertFalse(xs.hasMessages(), "X's search goes on in slices");
+        assertTrue(group.selfInbox().hasMessages(), "X continues by a message to itself");
 
-        List<GroupActor.Allocated> answers = new ArrayList<>();
-        for (int i = 0; i < 3; i++) answers.add(probe.receiveMessage(Duration.ofSeconds(30)));
-        BlockGroup.Outcome y = answers.get(0).outcome(), x = answers.get(1).outcome(), z = answers.get(2).outcome();
-        assertTrue(y.allocated() && y.start() < base, "Y was served first, before the stretch: " + y);
-        assertTrue(x.allocated() && x.start() >= stretchEnd, "X's window slid past the stretch: " + x);
-        assertTrue(z.allocated() && z.start() >= stretchEnd, "Z was served after X: " + z);
+        // Y: aimed at the free space before the stretch, elsewhere in the group: served at once.
+        group.run(new GroupActor.Allocate(new BlockGroup.Request(2, state.firstDataBlock(), 1, 0, 8, 0, 0, true, false),
+                ys.getRef()));
+        BlockGroup.Outcome y = ys.receiveMessage().outcome();
+        assertTrue(y.allocated() && y.start() < base, "Y was served while X searched: " + y);
 
-        TestProbe<GroupActor.Snapshot> snap = testKit.createTestProbe();
-        group.tell(new GroupActor.Inspect(snap.getRef()));
-        GroupActor.Snapshot s = snap.receiveMessage();
-        Extent wx = null, wz = null;
-        for (GroupActor.WindowInfo w : s.windows()) {
-            if (w.file() == 1) wx = w.extent();
-            if (w.file() == 3) wz = w.extent();
+        // Z: aimed right after the stretch, where X's window will end up: it waits.
+        group.run(new GroupActor.Allocate(new BlockGroup.Request(3, stretchEnd + 2, 1, 0, 8, 0, 0, true, false),
+                zs.getRef()));
+        assertFalse(zs.hasMessages(), "Z waits behind X's provisional window");
+
+        int slices = 1;
+        while (!xs.hasMessages()) {
+            group.run(group.selfInbox().receiveMessage());
+            slices++;
         }
-        assertTrue(wx != null && wz != null, "both kept their windows: " + s.windows());
+        BlockGroup.Outcome x = xs.receiveMessage().outcome();
+        assertTrue(x.allocated() && x.start() >= stretchEnd, "X's window slid past the stretch: " + x);
+        BlockGroup.Outcome z = zs.receiveMessage().outcome();
+        assertTrue(z.allocated() && z.start() >= stretchEnd, "Z was served once X was done: " + z);
+        assertTrue(slices > HOLDERS, "slices: " + slices);
+        assertEquals(1, volume.stashed(), "Z waited in the stash");
+
+        Extent wx = state.windowOf(1), wz = state.windowOf(3);
+        assertTrue(wx != null && wz != null, "both kept their windows");
         assertFalse(wx.overlaps(wz), "X's window " + wx + " and Z's window " + wz + " overlap");
         assertTrue(wx.contains(x.start()) && wz.contains(z.start()));
-        assertTrue(volume.searchSlices() > HOLDERS, "the search ran in slices: " + volume.searchSlices());
-        assertTrue(volume.stashed() >= 1, "Z waited in the stash");
-        assertEquals(0, s.runningSearches());
     }
 
     @Test
