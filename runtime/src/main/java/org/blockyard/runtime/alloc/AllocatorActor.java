@@ -43,6 +43,9 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
 
     public record Groups(ActorRef<List<ActorRef<GroupActor.Command>>> replyTo) implements Command {}
 
+    /** A file actor stopped: passivated, or failed (a bug); in the second case its file counts as closed. */
+    private record FileStopped(String file, ActorRef<FileActor.Command> actor) implements Command {}
+
     /** From a file actor whose last writer closed: stop me unless an open is on its way. */
     record Passivate(String file, ActorRef<FileActor.Command> actor, long opensSeen) implements Command {}
 
@@ -96,6 +99,7 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
                 .onMessage(Lookup.class, this::onLookup)
                 .onMessage(FileExtents.class, this::onFileExtents)
                 .onMessage(Passivate.class, this::onPassivate)
+                .onMessage(FileStopped.class, this::onFileStopped)
                 .onMessage(Groups.class, m -> { m.replyTo().tell(List.copyOf(groups)); return this; })
                 .build();
     }
@@ -121,6 +125,7 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
         e.opensForwarded = 0;
         volume.fileOpened(e.state.homeGroup);
         e.actor = getContext().spawnAnonymous(FileActor.create(e.state, settings, volume, groups, getContext().getSelf()));
+        getContext().watchWith(e.actor, new FileStopped(m.file(), e.actor));
         m.replyTo().tell(Reply.ok(e.actor));
         return this;
     }
@@ -130,6 +135,22 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
         if (e != null && e.actor != null && e.actor.equals(m.actor()) && e.opensForwarded == m.opensSeen()) {
             e.actor = null;
             m.actor().tell(FileActor.Stop.INSTANCE);
+        }
+        return this;
+    }
+
+    private Behavior<Command> onFileStopped(FileStopped m) {
+        Entry e = files.get(m.file());
+        if (e != null && m.actor().equals(e.actor)) {
+            // Not passivated: the actor failed. Its file is closed so that the next open starts afresh.
+            getContext().getLog().error("file actor of {} stopped unexpectedly; the file is closed", m.file());
+            if (e.state.writers > 0) volume.fileClosed(e.state.homeGroup);
+            e.state.writers = 0;
+            e.actor = null;
+            Extent pre = e.state.dropPrealloc();
+            if (pre != null) groups.get(volume.geometry().groupOf(pre.start())).tell(new GroupActor.Unclaim(pre));
+            if (e.state.windowGroup >= 0) groups.get(e.state.windowGroup).tell(new GroupActor.DiscardWindow(e.state.id));
+            e.state.windowDiscarded();
         }
         return this;
     }

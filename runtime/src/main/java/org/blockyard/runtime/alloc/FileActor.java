@@ -53,6 +53,9 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
 
     private record Freed(Reply<Done> reply) implements Command {}
 
+    /** Requests of one file that may wait while one of its allocations or truncates is in progress. */
+    static final int STASH_CAPACITY = 10_000;
+
     private final FileState file;
     private final ActorRef<AllocatorActor.Command> allocator;
     private long opensSeen;
@@ -78,7 +81,7 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
     public static Behavior<Command> create(FileState file, AllocatorSettings settings, VolumeState volume,
                                            List<ActorRef<GroupActor.Command>> groups,
                                            ActorRef<AllocatorActor.Command> allocator) {
-        return Behaviors.withStash(10_000, stash -> Behaviors.setup(ctx ->
+        return Behaviors.withStash(STASH_CAPACITY, stash -> Behaviors.setup(ctx ->
                 new FileActor(ctx, stash, file, settings, volume, groups, allocator)));
     }
 
@@ -118,7 +121,19 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
     }
 
     private Behavior<Command> stashIt(Command m) {
-        stash.stash(m);
+        if (!stash.isFull()) {
+            stash.stash(m);
+            return this;
+        }
+        // More requests waiting for this one file than the stash holds: refuse the newcomer, keep the rest.
+        AllocationException full = new AllocationException.InvalidRequest("file " + file.name + " already has "
+                + STASH_CAPACITY + " requests waiting; wait for some answers before sending more");
+        if (m instanceof GetBlocks g) g.replyTo().tell(Reply.fail(full));
+        else if (m instanceof Truncate t) t.replyTo().tell(Reply.fail(full));
+        else if (m instanceof Close c) c.replyTo().tell(Reply.fail(full));
+        else if (m instanceof Open o) o.replyTo().tell(Reply.fail(full));
+        else if (m instanceof Extents e) e.replyTo().tell(Reply.fail(full));
+        else if (m instanceof Held h) h.replyTo().tell(Reply.fail(full));
         return this;
     }
 
