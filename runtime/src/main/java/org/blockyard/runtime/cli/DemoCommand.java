@@ -1,18 +1,26 @@
 package org.blockyard.runtime.cli;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 
 import com.typesafe.config.Config;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import org.blockyard.api.alloc.Geometry;
+import org.blockyard.api.io.QueueStats;
+import org.blockyard.runtime.alloc.AllocatorSettings;
 import org.blockyard.runtime.bench.Report;
 import org.blockyard.runtime.bench.Sizes;
 import org.blockyard.runtime.bench.Tiobench;
 import org.blockyard.runtime.config.BlockyardConfig;
+import org.blockyard.runtime.io.IoSettings;
+import org.blockyard.runtime.io.MemoryDevice;
+import org.blockyard.runtime.store.FileStore;
 
 /**
  * {@code blockyard demo}: the tiobench comparison of the three allocation designs on an in-memory volume,
@@ -50,7 +58,50 @@ public final class DemoCommand implements Callable<Integer> {
                 n.get("mean_extent_blocks"));
         System.out.printf("global-lock: the same algorithm behind one lock, called on the writers' threads: %,.0f allocations/s.%n",
                 g.get("allocs_per_s"));
-        System.out.printf("%nMore: ./blockyard bench tiobench --help, ./blockyard bench smallfiles --help%n");
+        wholeStack(config);
+        System.out.printf("%nMore: ./blockyard bench tiobench --help, ./blockyard bench smallfiles --help,%n"
+                + "      ./blockyard bench merge --help, ./blockyard scheduler -v%n");
         return 0;
+    }
+
+    /** Four files written concurrently through the allocator, the queue and a memory device, then read back. */
+    private static void wholeStack(Config config) {
+        int files = 4, fileBytes = 16 << 20, writeBytes = 64 << 10;
+        Geometry g = Geometry.of(4096, 8 * 32768, 32768);
+        System.out.printf("%nThe whole stack: %d files of %s written concurrently in %d KiB writes through getBlocks,%n"
+                + "the I/O queue and a memory device, then read back.%n%n", files, Sizes.format(fileBytes), writeBytes >> 10);
+        try (FileStore store = FileStore.start(AllocatorSettings.fromConfig(config, g.totalBlocks()).withGeometry(g),
+                IoSettings.fromConfig(config), new MemoryDevice(g.bytes()), config)) {
+            byte[] data = new byte[fileBytes];
+            new java.util.Random(1).nextBytes(data);
+            long t0 = System.nanoTime();
+            List<CompletableFuture<Void>> writes = new ArrayList<>();
+            for (int f = 0; f < files; f++) {
+                String name = "/demo/file-" + f;
+                store.allocator().open(name).toCompletableFuture().join();
+                CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+                for (int off = 0; off < fileBytes; off += writeBytes) {
+                    int o = off;
+                    chain = chain.thenCompose(v -> store.write(name, o, ByteBuffer.wrap(data, o, writeBytes)));
+                }
+                writes.add(chain);
+            }
+            CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).join();
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            boolean same = true;
+            int extents = 0;
+            for (int f = 0; f < files; f++) {
+                String name = "/demo/file-" + f;
+                same &= java.util.Arrays.equals(data, store.read(name, 0, fileBytes).toCompletableFuture().join().array());
+                extents += store.allocator().fileExtents(name).toCompletableFuture().join().size();
+            }
+            QueueStats q = store.queue().stats().toCompletableFuture().join();
+            String listing = store.queue().schedulerListing().toCompletableFuture().join();
+            System.out.printf("scheduler: %s%n", listing);
+            System.out.printf("written at %.0f MiB/s; %.2f extents per file; read back %s%n",
+                    files * (fileBytes / 1048576.0) / seconds, (double) extents / files, same ? "identical" : "DIFFERENT");
+            System.out.printf("queue: %,d submissions, %,d requests dispatched, %,d merges, largest request %d sectors%n",
+                    q.submissions(), q.requestsDispatched(), q.merges(), q.maxRequestSectors());
+        }
     }
 }

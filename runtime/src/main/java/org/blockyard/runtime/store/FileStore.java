@@ -15,6 +15,7 @@ import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.io.BlockQueue;
 import org.blockyard.api.io.IoCompletion;
+import org.blockyard.api.io.IoFlag;
 import org.blockyard.api.io.IoRequest;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 import org.blockyard.runtime.alloc.AllocatorSettings;
@@ -27,6 +28,10 @@ import org.blockyard.runtime.io.QueueActor;
  * Files on a device through the whole stack: the allocator maps (or allocates) a file's blocks with
  * {@code getBlocks}, each mapped run becomes I/O requests of at most {@code max_sectors}, and the queue
  * (its elevator, merging, the device) carries them out. Both actors live in one actor system.
+ *
+ * <p>The caller waits for every read and write, so their requests are SYNC (Linux's {@code WRITE_SYNC}):
+ * they unplug the queue and go out at once instead of waiting for the unplug timer; a storage engine that
+ * wants its writes merged hands them to {@link #queue()} itself, as asynchronous requests.
  *
  * <p>Offsets and lengths are whole blocks: a storage engine writes blocks, and a partial block would need
  * a read-modify-write that belongs to a page cache, not here. A read of a hole answers zeros.
@@ -145,7 +150,7 @@ public final class FileStore implements AutoCloseable {
             ByteBuffer slice = buffer.slice(buffer.position(), n * blockBytes);
             buffer.position(buffer.position() + n * blockBytes);
             out.add(make.make(nextId.getAndIncrement(), (run.physicalStart() + done) * sectorsPerBlock,
-                    n * sectorsPerBlock, run.logicalStart()).withPayload(slice));
+                    n * sectorsPerBlock, run.logicalStart()).with(IoFlag.SYNC).withPayload(slice));
             done += n;
         }
         return out;
