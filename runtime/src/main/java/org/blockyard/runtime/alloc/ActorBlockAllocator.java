@@ -111,15 +111,10 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
      */
     private static final java.util.concurrent.Executor SAME_THREAD = Runnable::run;
 
+    /** An ask answered with a {@link Reply}: completes with its value, or fails with its error. */
     private <R, T> CompletionStage<T> ask(RecipientRef<R> to, Function<ActorRef<Reply<T>>, R> message) {
-        CompletableFuture<T> out = new CompletableFuture<>();
-        AskPattern.<R, Reply<T>>ask(to, message::apply, TIMEOUT, system.scheduler())
-                .whenCompleteAsync((r, e) -> {
-                    if (e != null) out.completeExceptionally(e);
-                    else if (r.isOk()) out.complete(r.value());
-                    else out.completeExceptionally(r.error());
-                }, SAME_THREAD);
-        return out;
+        return this.<R, Reply<T>>askPlain(to, message).thenCompose(r -> r.isOk()
+                ? CompletableFuture.completedFuture(r.value()) : CompletableFuture.failedFuture(r.error()));
     }
 
     private <R, T> CompletionStage<T> askPlain(RecipientRef<R> to, Function<ActorRef<T>, R> message) {

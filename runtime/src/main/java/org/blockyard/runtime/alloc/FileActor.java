@@ -196,11 +196,7 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
                     + " (logical " + m.logicalBlock() + "), even without reservation windows")));
             return idle();
         }
-        boolean here = file.windowGroup == g;
-        BlockGroup.Request r = new BlockGroup.Request(file.id, walk.isGoalGroup(g) ? goal : -1, count,
-                walk.reserve() ? file.prefetch(preallocMin) : 0, file.windowGoalBlocks, here ? 0 : file.windowBlocks,
-                here ? 0 : file.windowHit, walk.reserve(), goal != file.lastPhysical + 1);
-        groups.get(g).tell(new GroupActor.Allocate(r, groupReplies));
+        groups.get(g).tell(new GroupActor.Allocate(file.requestFor(g, walk, goal, count, preallocMin), groupReplies));
         return this;
     }
 

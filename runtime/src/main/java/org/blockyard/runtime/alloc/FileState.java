@@ -117,6 +117,18 @@ public final class FileState {
         return preallocMinWindowBlocks > 0 && windowGoalBlocks >= preallocMinWindowBlocks ? windowGoalBlocks : 0;
     }
 
+    /**
+     * The request this file sends group {@code group} for {@code count} blocks at {@code goal}, in the
+     * pass {@code walk} is in: the goal only in the goal group; with a window, the prefetch for the
+     * preallocation and the mirror of a window held in another group (a group knows its own).
+     */
+    BlockGroup.Request requestFor(int group, GroupWalk walk, long goal, int count, int preallocMinWindowBlocks) {
+        boolean here = windowGroup == group;
+        return new BlockGroup.Request(id, walk.isGoalGroup(group) ? goal : -1, count,
+                walk.reserve() ? prefetch(preallocMinWindowBlocks) : 0, windowGoalBlocks,
+                here ? 0 : windowBlocks, here ? 0 : windowHit, walk.reserve(), goal != lastPhysical + 1);
+    }
+
     /** Maps a fresh run of which the first {@code count} blocks were asked for; keeps the rest as preallocation. */
     public BlockRun mapAllocated(long logical, int count, long physical, int blocks) {
         int mapped = Math.min(count, blocks);

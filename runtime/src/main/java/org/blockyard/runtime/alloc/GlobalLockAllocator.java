@@ -105,11 +105,7 @@ public final class GlobalLockAllocator {
             GroupWalk walk = new GroupWalk(policy, volume, geometry.groupOf(goal), f.windowGoalBlocks,
                     f.windowGroup >= 0);
             for (int g = walk.next(); g >= 0; g = walk.next()) {
-                boolean here = f.windowGroup == g;
-                BlockGroup.Outcome o = groups[g].allocate(new BlockGroup.Request(f.id, walk.isGoalGroup(g) ? goal : -1,
-                        count, walk.reserve() ? f.prefetch(preallocMin) : 0, f.windowGoalBlocks,
-                        here ? 0 : f.windowBlocks, here ? 0 : f.windowHit, walk.reserve(),
-                        goal != f.lastPhysical + 1));
+                BlockGroup.Outcome o = groups[g].allocate(f.requestFor(g, walk, goal, count, preallocMin));
                 if (walk.reserve()) {
                     int stale = f.windowFrom(g, o);
                     if (stale >= 0) groups[stale].discardWindow(f.id);

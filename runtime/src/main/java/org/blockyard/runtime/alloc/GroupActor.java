@@ -251,14 +251,10 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     private Behavior<Command> onInspect(Inspect m) {
         volume.countMessage();
         List<WindowInfo> windows = new ArrayList<>();
-        for (Extent w : state.windows()) windows.add(new WindowInfo(fileOwning(w), w));
+        for (Extent w : state.windows()) windows.add(new WindowInfo(state.fileOfWindowAt(w.start()), w));
         m.replyTo().tell(new Snapshot(group, state.start(), state.end(), state.firstDataBlock(), state.freeBlocks(),
                 state.bitmap().copy(), windows, running.size()));
         return this;
-    }
-
-    private long fileOwning(Extent w) {
-        return state.fileOfWindowAt(w.start());
     }
 
     private Behavior<Command> onStop() {

@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -96,7 +95,7 @@ public final class SmallFiles {
                     clients.add(a.system().systemActorOf(SmallFileClient.create(a.system(), shares.get(c), l, d),
                             "smallfiles-client-" + c, Props.empty()));
                 }
-                Tiobench.quiesce();
+                ThreadClients.quiesce();
                 long m0 = a.volume().messages(), s0 = a.volume().searchSlices(), st0 = a.volume().stashed();
                 long t0 = System.nanoTime();
                 Starter.startAll(a.system(), clients, (SmallFileClient.Command) SmallFileClient.Go.INSTANCE,
@@ -143,18 +142,9 @@ public final class SmallFiles {
     }
 
     private static long runLocked(GlobalLockAllocator a, List<List<SmallFileClient.Job>> shares, Latency all) {
-        CyclicBarrier start = new CyclicBarrier(shares.size() + 1);
-        List<Thread> threads = new ArrayList<>();
-        List<Latency> lats = new ArrayList<>();
+        List<Consumer<Latency>> clients = new ArrayList<>();
         for (List<SmallFileClient.Job> share : shares) {
-            Latency l = new Latency();
-            lats.add(l);
-            Thread t = new Thread(() -> {
-                try {
-                    start.await();
-                } catch (Exception e) {
-                    return;
-                }
+            clients.add(l -> {
                 for (SmallFileClient.Job j : share) {
                     FileState f = a.open(j.name());
                     for (long logical = 0; logical < j.blocks(); ) {
@@ -165,19 +155,7 @@ public final class SmallFiles {
                     a.close(f);
                 }
             });
-            threads.add(t);
-            t.start();
         }
-        try {
-            Tiobench.quiesce();
-            start.await();
-            long t0 = System.nanoTime();
-            for (Thread t : threads) t.join();
-            long elapsed = System.nanoTime() - t0;
-            for (Latency l : lats) all.merge(l);
-            return elapsed;
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
+        return ThreadClients.runTogether(clients, all, "smallfiles-client");
     }
 }

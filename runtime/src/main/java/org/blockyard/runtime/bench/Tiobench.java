@@ -5,8 +5,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Props;
@@ -114,7 +114,7 @@ public final class Tiobench {
                         LoadClient.create(a.fileActor(names.get(i)), fileBlocks, spec.chunkBlocks(), spec.depth(), l, d),
                         "tiobench-writer-" + i, Props.empty()));
             }
-            quiesce();
+            ThreadClients.quiesce();
             long messages0 = a.volume().messages();
             long t0 = System.nanoTime();
             Starter.startAll(a.system(), clients, (LoadClient.Command) LoadClient.Go.INSTANCE, "tiobench-start");
@@ -137,21 +137,10 @@ public final class Tiobench {
 
     private static Run runLocked(Spec spec, AllocatorSettings settings, long fileBlocks) {
         GlobalLockAllocator a = new GlobalLockAllocator(settings.geometry(), settings.policy(), settings.preallocMinWindowBlocks());
-        List<FileState> files = new ArrayList<>();
-        for (int i = 0; i < spec.writers(); i++) files.add(a.open("/tiobench/file-" + i));
-        CyclicBarrier start = new CyclicBarrier(spec.writers() + 1);
-        List<Latency> latencies = new ArrayList<>();
-        List<Thread> threads = new ArrayList<>();
+        List<Consumer<Latency>> writers = new ArrayList<>();
         for (int i = 0; i < spec.writers(); i++) {
-            FileState f = files.get(i);
-            Latency l = new Latency();
-            latencies.add(l);
-            Thread t = new Thread(() -> {
-                try {
-                    start.await();
-                } catch (Exception e) {
-                    return;
-                }
+            FileState f = a.open("/tiobench/file-" + i);
+            writers.add(l -> {
                 long logical = 0;
                 while (logical < fileBlocks) {
                     int want = (int) Math.min(spec.chunkBlocks(), fileBlocks - logical);
@@ -159,31 +148,11 @@ public final class Tiobench {
                     logical += a.getBlocks(f, logical, want).blocks();
                     l.record(System.nanoTime() - s);
                 }
-            }, "tiobench-writer-" + i);
-            threads.add(t);
-            t.start();
+            });
         }
-        try {
-            quiesce();
-            start.await();
-            long t0 = System.nanoTime();
-            for (Thread t : threads) t.join();
-            long elapsed = System.nanoTime() - t0;
-            Latency all = new Latency();
-            for (Latency l : latencies) all.merge(l);
-            List<List<Extent>> extents = new ArrayList<>(a.fileExtents().values());
-            return new Run(extents, all, elapsed, 0);
-        } catch (Exception e) {
-            throw new IllegalStateException("tiobench run failed: " + e.getMessage(), e);
-        }
-    }
-
-    /**
-     * Collects the garbage of earlier runs (the warm-up's, the previous policy's) before the clock starts,
-     * so a short run does not pay for it with a pause that is not its own.
-     */
-    static void quiesce() {
-        System.gc();
+        Latency all = new Latency();
+        long elapsed = ThreadClients.runTogether(writers, all, "tiobench-writer");
+        return new Run(new ArrayList<>(a.fileExtents().values()), all, elapsed, 0);
     }
 
     static long processCpuNanos() {
