@@ -195,51 +195,91 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         if (hint < -1 || hint >= geometry.totalBlocks())
             return failed(new AllocationException.OutOfRange("hint " + hint + " is outside the volume [0, "
                     + geometry.totalBlocks() + ")"));
-        int align = alignment(unitBlocks);
-        long start = hint >= 0 ? hint : Math.max(0, extentCursor.get());
-        List<Extent> got = Collections.synchronizedList(new ArrayList<>());
-        return claimFrom(geometry.groupOf(start), 0, start, wantBlocks, unitBlocks, maxExtentBlocks, align, true, got)
-                .thenCompose(more -> more > 0
-                        ? claimFrom(geometry.groupOf(start), 0, start, more, unitBlocks, maxExtentBlocks, align, false, got)
-                        : CompletableFuture.completedFuture(0L))
-                .thenCompose(left -> {
-                    if (got.isEmpty())
-                        return failed(new AllocationException.NoSpace("no free extent of " + unitBlocks
-                                + " aligned block(s) for a request of " + wantBlocks + " blocks"));
-                    List<Extent> out = List.copyOf(got);
-                    extentCursor.set(out.get(out.size() - 1).end());
-                    return CompletableFuture.completedFuture(out);
-                });
+        ExtentWalk walk = new ExtentWalk(volume, wantBlocks, unitBlocks, maxExtentBlocks, hint, extentCursor.get());
+        CompletableFuture<List<Extent>> out = new CompletableFuture<>();
+        new ExtentAllocation(walk, out).resume();
+        return out;
     }
 
-    /** Extents start on the unit, and on the stripe when one is configured. */
-    private int alignment(int unit) {
-        int stripe = geometry.stripeBlocks();
-        if (stripe <= 1) return unit;
-        long a = (long) unit / gcd(unit, stripe) * stripe;
-        return (int) Math.min(a, geometry.blocksPerGroup());
+    /**
+     * A loop that waits for one ask per turn without growing the stack: {@link #resume()} runs turns
+     * while answers are at hand (an ask answered before its continuation was attached runs that
+     * continuation inline, which would otherwise add frames per group) and returns as soon as a turn has
+     * to wait; the answer's continuation resumes it on the answering thread.
+     */
+    private abstract static class AskLoop {
+        private final java.util.concurrent.atomic.AtomicInteger wip = new java.util.concurrent.atomic.AtomicInteger();
+
+        /** One turn: consume the last answer, and either finish or send the next ask with {@link #await}. */
+        abstract void turn();
+
+        final void resume() {
+            if (wip.getAndIncrement() != 0) return;
+            do {
+                turn();
+            } while (wip.decrementAndGet() != 0);
+        }
+
+        final <T> void await(CompletionStage<T> stage, java.util.function.BiConsumer<T, Throwable> onAnswer) {
+            stage.whenComplete((v, e) -> {
+                onAnswer.accept(v, e);
+                resume();
+            });
+        }
     }
 
-    private static int gcd(int a, int b) {
-        return b == 0 ? a : gcd(b, a % b);
+    /** One extent allocation: the walk's groups asked one at a time; on a fault, what was claimed goes back. */
+    private final class ExtentAllocation extends AskLoop {
+        private final ExtentWalk walk;
+        private final CompletableFuture<List<Extent>> out;
+        private final List<Extent> got = new ArrayList<>();
+        private List<Extent> answer;
+        private Throwable fault;
+        private boolean waiting;
+
+        ExtentAllocation(ExtentWalk walk, CompletableFuture<List<Extent>> out) {
+            this.walk = walk;
+            this.out = out;
+        }
+
+        @Override
+        void turn() {
+            if (waiting) {
+                waiting = false;
+                if (fault != null) {
+                    giveBack(got);
+                    out.completeExceptionally(fault);
+                    return;
+                }
+                got.addAll(answer);
+                walk.took(answer);
+            }
+            int g = walk.next();
+            if (g < 0) {
+                if (got.isEmpty()) {
+                    out.completeExceptionally(new AllocationException.NoSpace("no free extent of "
+                            + walk.unitBlocks() + " aligned block(s) for a request of " + walk.wantBlocks() + " blocks"));
+                } else {
+                    extentCursor.set(got.get(got.size() - 1).end());
+                    out.complete(List.copyOf(got));
+                }
+                return;
+            }
+            BlockGroup.ExtentClaim claim = walk.claimFor(g);
+            waiting = true;
+            await(ActorBlockAllocator.this.<GroupActor.Command, List<Extent>>askPlain(groups.get(g),
+                    r -> new GroupActor.ClaimExtents(claim, r)), (v, e) -> {
+                answer = v;
+                fault = e;
+            });
+        }
     }
 
-    /** Asks groups one after another, from {@code first}, until {@code want} is met; answers what is left. */
-    private CompletionStage<Long> claimFrom(int first, int attempt, long hint, long want, int unit, long max, int align,
-                                            boolean honourWindows, List<Extent> got) {
-        int groupsN = geometry.groups();
-        if (want <= 0 || attempt >= groupsN) return CompletableFuture.completedFuture(want);
-        int g = (first + attempt) % groupsN;
-        if (volume.freeBlocks(g) < unit) return claimFrom(first, attempt + 1, hint, want, unit, max, align, honourWindows, got);
-        long h = attempt == 0 ? hint : -1;
-        return this.<GroupActor.Command, List<Extent>>askPlain(groups.get(g),
-                        r -> new GroupActor.ClaimExtents(want, unit, max, align, h, honourWindows, r))
-                .thenCompose(extents -> {
-                    long left = want;
-                    for (Extent e : extents) left -= e.blocks();
-                    got.addAll(extents);
-                    return claimFrom(first, attempt + 1, hint, left, unit, max, align, honourWindows, got);
-                });
+    /** Returns claimed extents to their groups (a multi-group operation that failed half way). */
+    private void giveBack(List<Extent> extents) {
+        FileActor.splitByGroup(geometry, extents).forEach((g, list) -> {
+            for (Extent e : list) groups.get(g).tell(new GroupActor.Unclaim(e));
+        });
     }
 
     @Override

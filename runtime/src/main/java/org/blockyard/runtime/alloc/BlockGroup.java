@@ -418,18 +418,26 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
     // ---- extents (BlueStore-style allocate / release) -----------------------------------------------
 
     /**
-     * Claims up to {@code wantBlocks} as extents that start on an {@code alignBlocks} boundary (absolute),
-     * are multiples of {@code unitBlocks} and at most {@code maxExtentBlocks} long, searching from
-     * {@code hint} (absolute, or -1) to the group end and then from the group start. With
+     * What an extent allocation asks of one group: up to {@code wantBlocks} as extents that start on an
+     * {@code alignBlocks} boundary (absolute), are multiples of {@code unitBlocks} and at most
+     * {@code maxExtentBlocks} long (0 = no limit), searched from {@code hint} (absolute, or -1). With
      * {@code honourWindows}, other files' windows are left alone.
      */
-    public List<Extent> claimExtents(long wantBlocks, int unitBlocks, long maxExtentBlocks, int alignBlocks,
-                                     long hint, boolean honourWindows) {
+    public record ExtentClaim(long wantBlocks, int unitBlocks, long maxExtentBlocks, int alignBlocks, long hint,
+                              boolean honourWindows) {}
+
+    /**
+     * Claims what {@code c} asks for, searching from its hint to the group end and then from the group
+     * start; answers the extents claimed (possibly fewer blocks than wanted, possibly none).
+     */
+    public List<Extent> claimExtents(ExtentClaim c) {
         List<Extent> out = new ArrayList<>();
-        long from = hint >= firstData && hint < end ? hint : firstData;
-        long remaining = claimBetween(out, wantBlocks, unitBlocks, maxExtentBlocks, alignBlocks, from, end, honourWindows);
+        long from = c.hint() >= firstData && c.hint() < end ? c.hint() : firstData;
+        long remaining = claimBetween(out, c.wantBlocks(), c.unitBlocks(), c.maxExtentBlocks(), c.alignBlocks(), from,
+                end, c.honourWindows());
         if (remaining > 0 && from > firstData)
-            claimBetween(out, remaining, unitBlocks, maxExtentBlocks, alignBlocks, firstData, from, honourWindows);
+            claimBetween(out, remaining, c.unitBlocks(), c.maxExtentBlocks(), c.alignBlocks(), firstData, from,
+                    c.honourWindows());
         return out;
     }
 

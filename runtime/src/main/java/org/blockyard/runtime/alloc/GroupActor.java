@@ -53,8 +53,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
 
     public record AbortFree(long tx) implements Command {}
 
-    public record ClaimExtents(long wantBlocks, int unitBlocks, long maxExtentBlocks, int alignBlocks, long hint,
-                               boolean honourWindows, ActorRef<List<Extent>> replyTo) implements Command {}
+    public record ClaimExtents(BlockGroup.ExtentClaim claim, ActorRef<List<Extent>> replyTo) implements Command {}
 
     public record FreeRuns(long from, long to, int maxCount, ActorRef<List<Extent>> replyTo) implements Command {}
 
@@ -235,8 +234,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
 
     private Behavior<Command> onClaimExtents(ClaimExtents m) {
         volume.countMessage();
-        List<Extent> got = state.claimExtents(m.wantBlocks(), m.unitBlocks(), m.maxExtentBlocks(), m.alignBlocks(),
-                m.hint(), m.honourWindows());
+        List<Extent> got = state.claimExtents(m.claim());
         if (!got.isEmpty()) volume.publishFree(group, state.freeBlocks());
         m.replyTo().tell(got);
         return this;

@@ -6,7 +6,8 @@ package org.blockyard.api.alloc;
  */
 public abstract sealed class AllocationException extends RuntimeException
         permits AllocationException.NoSpace, AllocationException.OutOfRange, AllocationException.DoubleFree,
-        AllocationException.SystemZone, AllocationException.InvalidRequest, AllocationException.UnknownFile {
+        AllocationException.SystemZone, AllocationException.InvalidRequest, AllocationException.UnknownFile,
+        AllocationException.Closed, AllocationException.Failed {
 
     protected AllocationException(String message) {
         super(message, null, false, false);
@@ -40,5 +41,18 @@ public abstract sealed class AllocationException extends RuntimeException
     /** A file call names a file that is not open (never opened, or already closed). */
     public static final class UnknownFile extends AllocationException {
         public UnknownFile(String message) { super(message); }
+    }
+
+    /** The allocator (or the queue) was closed before it could answer; the call had no effect. */
+    public static final class Closed extends AllocationException {
+        public Closed(String message) { super(message); }
+    }
+
+    /**
+     * An internal fault (a bug in an actor or a plugin) stopped this call. What the call had changed was
+     * rolled back, the actor that failed kept (or rebuilt) its state, and the log names the cause.
+     */
+    public static final class Failed extends AllocationException {
+        public Failed(String message) { super(message); }
     }
 }
