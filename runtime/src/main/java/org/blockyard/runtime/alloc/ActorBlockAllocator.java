@@ -9,7 +9,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -45,6 +47,7 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     private final Map<String, ActorRef<FileActor.Command>> files = new ConcurrentHashMap<>();
     private final AtomicLong nextTx = new AtomicLong();
     private final AtomicLong extentCursor = new AtomicLong(-1);
+    private volatile boolean closed;
 
     private ActorBlockAllocator(AllocatorSettings settings, Config config, Consumer<BlockGroup> prepare) {
         this.settings = settings;
@@ -117,14 +120,35 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
                 ? CompletableFuture.completedFuture(r.value()) : CompletableFuture.failedFuture(r.error()));
     }
 
+    /**
+     * An ask whose failure is always typed: {@code Closed} once the allocator is closing, {@code Failed}
+     * when no answer came within the timeout (an actor that stopped).
+     */
     private <R, T> CompletionStage<T> askPlain(RecipientRef<R> to, Function<ActorRef<T>, R> message) {
+        if (closed) return failed(closedError());
         CompletableFuture<T> out = new CompletableFuture<>();
-        AskPattern.<R, T>ask(to, message::apply, TIMEOUT, system.scheduler())
-                .whenCompleteAsync((r, e) -> {
-                    if (e != null) out.completeExceptionally(e);
-                    else out.complete(r);
-                }, SAME_THREAD);
+        try {
+            AskPattern.<R, T>ask(to, message::apply, TIMEOUT, system.scheduler())
+                    .whenCompleteAsync((r, e) -> {
+                        if (e != null) out.completeExceptionally(typed(e));
+                        else out.complete(r);
+                    }, SAME_THREAD);
+        } catch (RuntimeException e) { // the actor system is already down
+            out.completeExceptionally(typed(e));
+        }
         return out;
+    }
+
+    private AllocationException typed(Throwable e) {
+        if (e instanceof java.util.concurrent.CompletionException && e.getCause() != null) e = e.getCause();
+        if (e instanceof AllocationException a) return a;
+        if (closed) return closedError();
+        return new AllocationException.Failed("no answer from the allocator's actors within " + TIMEOUT.toSeconds()
+                + " s (" + e + "); see the log for an actor that failed");
+    }
+
+    private static AllocationException closedError() {
+        return new AllocationException.Closed("the allocator is closed");
     }
 
     private static <T> CompletionStage<T> failed(AllocationException e) {
@@ -184,8 +208,10 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
 
     @Override
     public CompletionStage<List<Extent>> allocate(long wantBlocks, int unitBlocks, long maxExtentBlocks, long hint) {
-        if (unitBlocks < 1)
-            return failed(new AllocationException.InvalidRequest("allocation unit of " + unitBlocks + " blocks"));
+        if (closed) return failed(closedError());
+        if (unitBlocks < 1 || unitBlocks > geometry.blocksPerGroup())
+            return failed(new AllocationException.InvalidRequest("allocation unit of " + unitBlocks
+                    + " blocks: it must be between 1 and a group (" + geometry.blocksPerGroup() + " blocks)"));
         if (wantBlocks < 1 || wantBlocks % unitBlocks != 0)
             return failed(new AllocationException.InvalidRequest("want " + wantBlocks
                     + " blocks: it must be at least 1 and a multiple of the unit (" + unitBlocks + ")"));
@@ -195,9 +221,8 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         if (hint < -1 || hint >= geometry.totalBlocks())
             return failed(new AllocationException.OutOfRange("hint " + hint + " is outside the volume [0, "
                     + geometry.totalBlocks() + ")"));
-        ExtentWalk walk = new ExtentWalk(volume, wantBlocks, unitBlocks, maxExtentBlocks, hint, extentCursor.get());
         CompletableFuture<List<Extent>> out = new CompletableFuture<>();
-        new ExtentAllocation(walk, out).resume();
+        new ExtentAllocation(wantBlocks, unitBlocks, maxExtentBlocks, hint, out).resume();
         return out;
     }
 
@@ -208,7 +233,7 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
      * to wait; the answer's continuation resumes it on the answering thread.
      */
     private abstract static class AskLoop {
-        private final java.util.concurrent.atomic.AtomicInteger wip = new java.util.concurrent.atomic.AtomicInteger();
+        private final AtomicInteger wip = new AtomicInteger();
 
         /** One turn: consume the last answer, and either finish or send the next ask with {@link #await}. */
         abstract void turn();
@@ -220,7 +245,7 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
             } while (wip.decrementAndGet() != 0);
         }
 
-        final <T> void await(CompletionStage<T> stage, java.util.function.BiConsumer<T, Throwable> onAnswer) {
+        final <T> void await(CompletionStage<T> stage, BiConsumer<T, Throwable> onAnswer) {
             stage.whenComplete((v, e) -> {
                 onAnswer.accept(v, e);
                 resume();
@@ -228,52 +253,96 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         }
     }
 
-    /** One extent allocation: the walk's groups asked one at a time; on a fault, what was claimed goes back. */
+    /**
+     * One extent allocation: the walk's groups asked one at a time. When the walk ends short, the other
+     * open files' unused preallocations are given back and the walk runs once more before a NoSpace (as
+     * ext4 discards its preallocations before ENOSPC). On a fault, what was claimed goes back.
+     */
     private final class ExtentAllocation extends AskLoop {
-        private final ExtentWalk walk;
+        private final long wantBlocks;
+        private final int unitBlocks;
+        private final long maxExtentBlocks;
+        private final long hint;
         private final CompletableFuture<List<Extent>> out;
         private final List<Extent> got = new ArrayList<>();
-        private List<Extent> answer;
+        private ExtentWalk walk;
+        private boolean retried;
+        private Reply<List<Extent>> answer;
         private Throwable fault;
         private boolean waiting;
 
-        ExtentAllocation(ExtentWalk walk, CompletableFuture<List<Extent>> out) {
-            this.walk = walk;
+        ExtentAllocation(long wantBlocks, int unitBlocks, long maxExtentBlocks, long hint,
+                         CompletableFuture<List<Extent>> out) {
+            this.wantBlocks = wantBlocks;
+            this.unitBlocks = unitBlocks;
+            this.maxExtentBlocks = maxExtentBlocks;
+            this.hint = hint;
             this.out = out;
+            this.walk = new ExtentWalk(volume, wantBlocks, unitBlocks, maxExtentBlocks, hint, extentCursor.get());
         }
 
         @Override
         void turn() {
             if (waiting) {
                 waiting = false;
-                if (fault != null) {
-                    giveBack(got);
-                    out.completeExceptionally(fault);
+                AllocationException error = fault != null ? typed(fault) : answer.error();
+                if (error != null) {
+                    fail(error);
                     return;
                 }
-                got.addAll(answer);
-                walk.took(answer);
-            }
-            int g = walk.next();
-            if (g < 0) {
-                if (got.isEmpty()) {
-                    out.completeExceptionally(new AllocationException.NoSpace("no free extent of "
-                            + walk.unitBlocks() + " aligned block(s) for a request of " + walk.wantBlocks() + " blocks"));
-                } else {
-                    extentCursor.set(got.get(got.size() - 1).end());
-                    out.complete(List.copyOf(got));
+                if (answer.value() != null) {
+                    got.addAll(answer.value());
+                    walk.took(answer.value());
                 }
+            }
+            if (closed) {
+                fail(closedError());
                 return;
             }
-            BlockGroup.ExtentClaim claim = walk.claimFor(g);
-            waiting = true;
-            await(ActorBlockAllocator.this.<GroupActor.Command, List<Extent>>askPlain(groups.get(g),
-                    r -> new GroupActor.ClaimExtents(claim, r)), (v, e) -> {
-                answer = v;
-                fault = e;
-            });
+            int g = walk.next();
+            if (g >= 0) {
+                BlockGroup.ExtentClaim claim = walk.claimFor(g);
+                waiting = true;
+                await(ActorBlockAllocator.this.<GroupActor.Command, Reply<List<Extent>>>askPlain(groups.get(g),
+                        r -> new GroupActor.ClaimExtents(claim, r)), this::answered);
+                return;
+            }
+            if (walk.remaining() > 0 && !retried && dropPreallocations != null) {
+                retried = true;
+                waiting = true;
+                await(dropPreallocations.get(), (freed, e) -> {
+                    answer = Reply.ok(null);
+                    fault = e;
+                    long left = walk.remaining();
+                    walk = new ExtentWalk(volume, left, unitBlocks, maxExtentBlocks, hint, extentCursor.get());
+                });
+                return;
+            }
+            if (got.isEmpty()) {
+                out.completeExceptionally(new AllocationException.NoSpace("no free extent of " + unitBlocks
+                        + " aligned block(s) for a request of " + wantBlocks + " blocks"));
+            } else {
+                extentCursor.set(got.get(got.size() - 1).end());
+                out.complete(List.copyOf(got));
+            }
+        }
+
+        private void answered(Reply<List<Extent>> reply, Throwable e) {
+            answer = reply;
+            fault = e;
+        }
+
+        private void fail(AllocationException error) {
+            giveBack(got);
+            out.completeExceptionally(error);
         }
     }
+
+    /**
+     * Gives back every open file's unused preallocation and answers the blocks freed, once the groups have
+     * them; null while the file side offers no such step.
+     */
+    private final java.util.function.Supplier<CompletionStage<Long>> dropPreallocations = null;
 
     /** Returns claimed extents to their groups (a multi-group operation that failed half way). */
     private void giveBack(List<Extent> extents) {
@@ -284,16 +353,19 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
 
     @Override
     public CompletionStage<Void> release(List<Extent> extents) {
+        if (closed) return failed(closedError());
         if (extents == null || extents.isEmpty()) return CompletableFuture.completedFuture(null);
         List<Extent> sorted = new ArrayList<>(extents);
+        for (Extent e : sorted) {
+            if (e == null) return failed(new AllocationException.InvalidRequest("a null extent in a release"));
+            if (e.start() >= geometry.totalBlocks() || e.blocks() > geometry.totalBlocks() - e.start())
+                return failed(new AllocationException.OutOfRange("extent " + e + " does not lie inside the volume [0, "
+                        + geometry.totalBlocks() + ")"));
+        }
         Collections.sort(sorted);
-        for (int i = 0; i < sorted.size(); i++) {
-            Extent e = sorted.get(i);
-            if (e.end() > geometry.totalBlocks())
-                return failed(new AllocationException.OutOfRange("extent " + e + " ends past the volume ("
-                        + geometry.totalBlocks() + " blocks)"));
-            if (i > 0 && sorted.get(i - 1).end() > e.start())
-                return failed(new AllocationException.DoubleFree("extents " + sorted.get(i - 1) + " and " + e
+        for (int i = 1; i < sorted.size(); i++) {
+            if (sorted.get(i - 1).end() > sorted.get(i).start())
+                return failed(new AllocationException.DoubleFree("extents " + sorted.get(i - 1) + " and " + sorted.get(i)
                         + " overlap: the release would free blocks twice"));
         }
         Map<Integer, List<Extent>> byGroup = FileActor.splitByGroup(geometry, sorted);
@@ -306,62 +378,109 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         List<CompletableFuture<Reply<Done>>> prepares = new ArrayList<>();
         byGroup.forEach((g, list) -> prepares.add(this.<GroupActor.Command, Reply<Done>>askPlain(groups.get(g),
                 r -> new GroupActor.PrepareFree(tx, list, r)).toCompletableFuture()));
-        return CompletableFuture.allOf(prepares.toArray(CompletableFuture[]::new)).thenCompose(x -> {
-            AllocationException bad = null;
-            for (CompletableFuture<Reply<Done>> p : prepares) if (!p.join().isOk() && bad == null) bad = p.join().error();
+        CompletableFuture<Void> out = new CompletableFuture<>();
+        CompletableFuture.allOf(prepares.toArray(CompletableFuture[]::new)).whenComplete((x, askError) -> {
+            AllocationException bad = askError != null ? typed(askError) : null;
+            for (CompletableFuture<Reply<Done>> p : prepares)
+                if (bad == null && !p.join().isOk()) bad = p.join().error();
             if (bad != null) {
+                // Whatever was prepared is let go; a group that never answered lets go on its own, by expiry.
                 for (int g : byGroup.keySet()) groups.get(g).tell(new GroupActor.AbortFree(tx));
-                return failed(bad);
+                out.completeExceptionally(bad);
+                return;
             }
             List<CompletableFuture<Done>> commits = new ArrayList<>();
             for (int g : byGroup.keySet())
                 commits.add(this.<GroupActor.Command, Done>ask(groups.get(g), r -> new GroupActor.CommitFree(tx, r))
                         .toCompletableFuture());
-            return CompletableFuture.allOf(commits.toArray(CompletableFuture[]::new)).thenApply(y -> (Void) null);
+            CompletableFuture.allOf(commits.toArray(CompletableFuture[]::new)).whenComplete((y, e) -> {
+                if (e == null) out.complete(null);
+                else out.completeExceptionally(typed(e));
+            });
         });
+        return out;
     }
 
     @Override
     public CompletionStage<FreeExtentPage> freeExtents(long fromBlock, long toBlock, int maxCount) {
+        if (closed) return failed(closedError());
         if (fromBlock < 0 || toBlock > geometry.totalBlocks() || fromBlock > toBlock)
             return failed(new AllocationException.OutOfRange("range [" + fromBlock + ", " + toBlock
                     + ") is not inside the volume [0, " + geometry.totalBlocks() + ")"));
         if (maxCount < 1)
             return failed(new AllocationException.InvalidRequest("at most " + maxCount + " extents: ask for at least 1"));
-        List<Extent> out = new ArrayList<>();
-        if (fromBlock == toBlock) return CompletableFuture.completedFuture(new FreeExtentPage(out, -1));
-        return collectRuns(geometry.groupOf(fromBlock), fromBlock, toBlock, maxCount, out)
-                .thenApply(full -> {
-                    long next = full && out.get(out.size() - 1).end() < toBlock ? out.get(out.size() - 1).end() : -1;
-                    return new FreeExtentPage(out, next);
-                });
+        CompletableFuture<FreeExtentPage> out = new CompletableFuture<>();
+        if (fromBlock == toBlock) return CompletableFuture.completedFuture(new FreeExtentPage(List.of(), -1));
+        new FreeRunCollection(fromBlock, toBlock, maxCount, out).resume();
+        return out;
     }
 
-    /** Collects free runs group by group, merging runs that touch across a group boundary. */
-    private CompletionStage<Boolean> collectRuns(int g, long from, long to, int max, List<Extent> out) {
-        if (g >= geometry.groups() || geometry.groupStart(g) >= to || out.size() >= max)
-            return CompletableFuture.completedFuture(out.size() >= max);
-        return this.<GroupActor.Command, List<Extent>>askPlain(groups.get(g),
-                        r -> new GroupActor.FreeRuns(from, to, (int) Math.min(Integer.MAX_VALUE, max - out.size() + 1L), r))
-                .thenCompose(runs -> {
-                    for (Extent e : runs) {
-                        int last = out.size() - 1;
-                        if (last >= 0 && out.get(last).end() == e.start())
-                            out.set(last, new Extent(out.get(last).start(), out.get(last).blocks() + e.blocks()));
-                        else if (out.size() < max) out.add(e);
-                        else return CompletableFuture.completedFuture(true);
+    /**
+     * Free runs collected group by group, merging runs that touch across a group boundary. The page is
+     * full when it holds {@code max} runs and one more run was seen, so its last run is complete.
+     */
+    private final class FreeRunCollection extends AskLoop {
+        private final long from;
+        private final long to;
+        private final int max;
+        private final CompletableFuture<FreeExtentPage> out;
+        private final List<Extent> runs = new ArrayList<>();
+        private int group;
+        private boolean full;
+        private boolean waiting;
+        private Reply<List<Extent>> answer;
+        private Throwable fault;
+
+        FreeRunCollection(long from, long to, int max, CompletableFuture<FreeExtentPage> out) {
+            this.from = from;
+            this.to = to;
+            this.max = max;
+            this.out = out;
+            this.group = geometry.groupOf(from);
+        }
+
+        @Override
+        void turn() {
+            if (waiting) {
+                waiting = false;
+                AllocationException error = fault != null ? typed(fault) : answer.error();
+                if (error != null) {
+                    out.completeExceptionally(error);
+                    return;
+                }
+                for (Extent e : answer.value()) {
+                    int last = runs.size() - 1;
+                    if (last >= 0 && runs.get(last).end() == e.start())
+                        runs.set(last, new Extent(runs.get(last).start(), runs.get(last).blocks() + e.blocks()));
+                    else if (runs.size() < max) runs.add(e);
+                    else {
+                        full = true;
+                        break;
                     }
-                    return collectRuns(g + 1, from, to, max, out);
+                }
+                group++;
+            }
+            if (!full && group < geometry.groups() && geometry.groupStart(group) < to) {
+                int g = group;
+                int ask = (int) Math.min(Integer.MAX_VALUE, max - runs.size() + 1L);
+                waiting = true;
+                await(ActorBlockAllocator.this.<GroupActor.Command, Reply<List<Extent>>>askPlain(groups.get(g),
+                        r -> new GroupActor.FreeRuns(from, to, ask, r)), (v, e) -> {
+                    answer = v;
+                    fault = e;
                 });
+                return;
+            }
+            long next = full && runs.get(runs.size() - 1).end() < to ? runs.get(runs.size() - 1).end() : -1;
+            out.complete(new FreeExtentPage(runs, next));
+        }
     }
 
+    /** Free blocks from the counts every group publishes: no message, O(cores) at any volume size. */
     @Override
     public CompletionStage<Long> freeBlocks() {
-        return inspectAll().thenApply(snaps -> {
-            long n = 0;
-            for (GroupActor.Snapshot s : snaps) n += s.freeBlocks();
-            return n;
-        });
+        if (closed) return failed(closedError());
+        return CompletableFuture.completedFuture(volume.totalFreeBlocks());
     }
 
     @Override
@@ -375,33 +494,52 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
 
     @Override
     public CompletionStage<AllocatorStats> stats() {
-        return inspectAll().thenApply(snaps -> {
-            long free = 0;
+        return askEveryGroup(GroupActor.Count::new).thenApply(counts -> {
             int windows = 0, searches = 0;
-            for (GroupActor.Snapshot s : snaps) {
-                free += s.freeBlocks();
-                windows += s.windows().size();
-                searches += s.runningSearches();
+            for (GroupActor.Counts c : counts) {
+                windows += c.windows();
+                searches += c.runningSearches();
             }
-            return new AllocatorStats(free, geometry.dataBlocks(), windows, searches, volume.messages(),
-                    volume.searchSlices(), volume.stashed());
+            return new AllocatorStats(volume.totalFreeBlocks(), geometry.dataBlocks(), windows, searches,
+                    volume.messages(), volume.searchSlices(), volume.stashed());
         });
     }
 
-    /** A snapshot of every group, in group order (each consistent in itself). */
+    /** A snapshot of every group, in group order (each consistent in itself), bitmaps included: for checks. */
     public CompletionStage<List<GroupActor.Snapshot>> inspectAll() {
-        List<CompletableFuture<GroupActor.Snapshot>> all = new ArrayList<>();
+        return askEveryGroup(GroupActor.Inspect::new);
+    }
+
+    /** One ask to every group at once; the answers in group order. */
+    private <T> CompletionStage<List<T>> askEveryGroup(Function<ActorRef<Reply<T>>, GroupActor.Command> message) {
+        List<CompletableFuture<T>> all = new ArrayList<>(groups.size());
         for (ActorRef<GroupActor.Command> g : groups)
-            all.add(this.<GroupActor.Command, GroupActor.Snapshot>askPlain(g, GroupActor.Inspect::new).toCompletableFuture());
+            all.add(this.<GroupActor.Command, T>ask(g, message).toCompletableFuture());
         return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).thenApply(x -> {
-            List<GroupActor.Snapshot> out = new ArrayList<>();
-            for (CompletableFuture<GroupActor.Snapshot> f : all) out.add(f.join());
+            List<T> out = new ArrayList<>(all.size());
+            for (CompletableFuture<T> f : all) out.add(f.join());
             return out;
         });
     }
 
+    /**
+     * Closes the allocator. Calls made from now on fail with {@link AllocationException.Closed}; every
+     * group first answers what it holds (waiting requests, searches in progress) with {@code Closed}, so
+     * no call in flight is left without an answer; then the actor system stops.
+     */
     @Override
     public void close() {
+        if (closed) return;
+        List<CompletableFuture<Done>> acks = new ArrayList<>(groups.size());
+        for (ActorRef<GroupActor.Command> g : groups)
+            acks.add(AskPattern.<GroupActor.Command, Done>ask(g, GroupActor.Shutdown::new, TIMEOUT, system.scheduler())
+                    .toCompletableFuture());
+        closed = true;
+        try {
+            CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            system.log().warn("not every group acknowledged the shutdown: {}", e.toString());
+        }
         system.terminate();
         try {
             system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);

@@ -409,6 +409,19 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         return free(List.of(e));
     }
 
+    /**
+     * After a fault in code that works on this group (a bug, or a policy that threw): checks the bitmap,
+     * which every change validates before it writes, and drops every reservation window, which are hints
+     * that files rebuild on their next allocation (as after an ext3 remount).
+     *
+     * @throws IllegalStateException when the bitmap itself is inconsistent (then nothing can be trusted)
+     */
+    public void recoverAfterFault() {
+        bitmap.checkConsistency();
+        windows.clear();
+        byFile.clear();
+    }
+
     /** ext3_discard_reservation: drop the file's window here, if it has one. */
     public void discardWindow(long file) {
         Window w = byFile.get(file);

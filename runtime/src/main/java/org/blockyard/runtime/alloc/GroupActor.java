@@ -1,5 +1,6 @@
 package org.blockyard.runtime.alloc;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -14,6 +15,7 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
 import akka.actor.typed.javadsl.StashBuffer;
+import akka.actor.typed.javadsl.TimerScheduler;
 
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.AllocationPolicy;
@@ -26,6 +28,14 @@ import org.blockyard.api.alloc.Geometry;
  * one slice ({@code searchSliceWords} bitmap words) is continued by messages the actor sends itself:
  * between slices it serves everything else, and only a request aimed at the space a provisional window
  * may slide into waits in the stash until that search is over (seed 000, Tweedie's proposal).
+ *
+ * <p>Faults: every message is answered. A handler that throws (a bug here, or a policy plugin that threw)
+ * answers the request it was serving with {@link AllocationException.Failed}, and the group recovers in
+ * place ({@link BlockGroup#recoverAfterFault}: the bitmap is checked, windows are dropped, searches in
+ * progress are answered with {@code Failed}); the actor keeps running and the log names the cause.
+ * After {@link Shutdown} every request is answered with {@link AllocationException.Closed}. A prepared
+ * release that is neither committed nor aborted within {@code preparedExpiry} is aborted, so a caller
+ * that vanished between the two phases cannot hold blocks forever.
  */
 public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
 
@@ -34,8 +44,16 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     /** A file's request; answered with {@link Allocated} (0 blocks when this group cannot serve it). */
     public record Allocate(BlockGroup.Request request, ActorRef<Allocated> replyTo) implements Command {}
 
-    /** The answer to {@link Allocate}; file actors take it directly, without an adapter. */
-    public record Allocated(int group, BlockGroup.Outcome outcome) implements FileActor.Command {}
+    /**
+     * The answer to {@link Allocate}; file actors take it directly, without an adapter. {@code error} is
+     * set (and {@code outcome} null) when the group failed or is closed.
+     */
+    public record Allocated(int group, BlockGroup.Outcome outcome, AllocationException error)
+            implements FileActor.Command {
+        public Allocated(int group, BlockGroup.Outcome outcome) {
+            this(group, outcome, null);
+        }
+    }
 
     /** ext3_discard_reservation for one file. */
     public record DiscardWindow(long file) implements Command {}
@@ -53,12 +71,22 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
 
     public record AbortFree(long tx) implements Command {}
 
-    public record ClaimExtents(BlockGroup.ExtentClaim claim, ActorRef<List<Extent>> replyTo) implements Command {}
+    public record ClaimExtents(BlockGroup.ExtentClaim claim, ActorRef<Reply<List<Extent>>> replyTo)
+            implements Command {}
 
-    public record FreeRuns(long from, long to, int maxCount, ActorRef<List<Extent>> replyTo) implements Command {}
+    public record FreeRuns(long from, long to, int maxCount, ActorRef<Reply<List<Extent>>> replyTo)
+            implements Command {}
 
-    /** A consistent copy of the group's state, for checks and introspection. */
-    public record Inspect(ActorRef<Snapshot> replyTo) implements Command {}
+    /** A consistent copy of the group's state, with its bitmap, for checks. */
+    public record Inspect(ActorRef<Reply<Snapshot>> replyTo) implements Command {}
+
+    /** The group's windows and running searches, without copying its bitmap. */
+    public record Count(ActorRef<Reply<Counts>> replyTo) implements Command {}
+
+    public record Counts(int windows, int runningSearches) {}
+
+    /** From the allocator as it closes: answer everything from now on with {@code Closed}; acknowledges. */
+    public record Shutdown(ActorRef<Done> replyTo) implements Command {}
 
     public record WindowInfo(long file, Extent extent) {}
 
@@ -67,26 +95,42 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
 
     private record ContinueSearch(long id) implements Command {}
 
+    private record ExpirePrepared(long tx) implements Command {}
+
     private final int group;
     private final BlockGroup state;
     private final VolumeState volume;
     private final int sliceWords;
     private final StashBuffer<Command> stash;
+    private final TimerScheduler<Command> timers;
+    private final Duration preparedExpiry;
     private final Map<Long, Running> running = new HashMap<>();
     private final Map<Long, List<Extent>> prepared = new HashMap<>();
     private long nextSearchId;
+    private boolean closed;
 
     private record Running(BlockGroup.WindowSearch search, ActorRef<Allocated> replyTo) {}
 
+    /** How long a prepared release may wait for its commit or abort by default. */
+    public static final Duration PREPARED_EXPIRY = Duration.ofMinutes(2);
+
     /** A group actor over a group prepared by the caller (tests, volumes loaded from an image). */
     public static Behavior<Command> create(BlockGroup state, VolumeState volume, int sliceWords, int stashCapacity) {
-        return Behaviors.withStash(stashCapacity, stash -> Behaviors.setup(ctx ->
-                new GroupActor(ctx, stash, state, volume, sliceWords)));
+        return create(state, volume, sliceWords, stashCapacity, PREPARED_EXPIRY);
     }
 
-    private GroupActor(ActorContext<Command> context, StashBuffer<Command> stash, BlockGroup state,
-                       VolumeState volume, int sliceWords) {
+    /** @param preparedExpiry how long a prepared release may wait for its commit or abort */
+    public static Behavior<Command> create(BlockGroup state, VolumeState volume, int sliceWords, int stashCapacity,
+                                           Duration preparedExpiry) {
+        return Behaviors.withStash(stashCapacity, stash -> Behaviors.setup(ctx -> Behaviors.withTimers(timers ->
+                new GroupActor(ctx, stash, timers, state, volume, sliceWords, preparedExpiry))));
+    }
+
+    private GroupActor(ActorContext<Command> context, StashBuffer<Command> stash, TimerScheduler<Command> timers,
+                       BlockGroup state, VolumeState volume, int sliceWords, Duration preparedExpiry) {
         super(context);
+        this.timers = timers;
+        this.preparedExpiry = preparedExpiry;
         if (sliceWords < 1) throw new IllegalArgumentException("search slice of " + sliceWords + " words");
         this.group = state.group();
         this.state = state;
@@ -99,19 +143,86 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     @Override
     public Receive<Command> createReceive() {
         return newReceiveBuilder()
-                .onMessage(Allocate.class, this::onAllocate)
-                .onMessage(ContinueSearch.class, this::onContinueSearch)
-                .onMessage(DiscardWindow.class, this::onDiscardWindow)
-                .onMessage(Unclaim.class, this::onUnclaim)
-                .onMessage(Free.class, this::onFree)
-                .onMessage(PrepareFree.class, this::onPrepareFree)
-                .onMessage(CommitFree.class, this::onCommitFree)
-                .onMessage(AbortFree.class, this::onAbortFree)
-                .onMessage(ClaimExtents.class, this::onClaimExtents)
-                .onMessage(FreeRuns.class, this::onFreeRuns)
-                .onMessage(Inspect.class, this::onInspect)
+                .onMessage(Command.class, this::guarded)
                 .onSignal(PostStop.class, s -> onStop())
                 .build();
+    }
+
+    /** Serves one message; a fault answers it with {@code Failed} and the group recovers in place. */
+    private Behavior<Command> guarded(Command m) {
+        try {
+            if (closed) return refuse(m, new AllocationException.Closed("the allocator is closed"));
+            return serve(m);
+        } catch (RuntimeException | StackOverflowError e) {
+            return onFault(m, e);
+        }
+    }
+
+    private Behavior<Command> serve(Command m) {
+        if (m instanceof Allocate a) return onAllocate(a);
+        if (m instanceof ContinueSearch c) return onContinueSearch(c);
+        if (m instanceof DiscardWindow d) return onDiscardWindow(d);
+        if (m instanceof Unclaim u) return onUnclaim(u);
+        if (m instanceof Free f) return onFree(f);
+        if (m instanceof PrepareFree p) return onPrepareFree(p);
+        if (m instanceof CommitFree c) return onCommitFree(c);
+        if (m instanceof AbortFree a) return onAbortFree(a);
+        if (m instanceof ExpirePrepared x) return onExpirePrepared(x);
+        if (m instanceof ClaimExtents c) return onClaimExtents(c);
+        if (m instanceof FreeRuns f) return onFreeRuns(f);
+        if (m instanceof Inspect i) return onInspect(i);
+        if (m instanceof Count c) return onCount(c);
+        if (m instanceof Shutdown s) return onShutdown(s);
+        throw new IllegalArgumentException("group " + group + " has no handler for " + m.getClass().getName());
+    }
+
+    /** Answers {@code m} (if it expects an answer) with {@code error}; changes nothing. */
+    private Behavior<Command> refuse(Command m, AllocationException error) {
+        if (m instanceof Allocate a) a.replyTo().tell(new Allocated(group, null, error));
+        else if (m instanceof Free f) f.replyTo().tell(Reply.fail(error));
+        else if (m instanceof PrepareFree p) p.replyTo().tell(Reply.fail(error));
+        else if (m instanceof CommitFree c) c.replyTo().tell(Reply.fail(error));
+        else if (m instanceof ClaimExtents c) c.replyTo().tell(Reply.fail(error));
+        else if (m instanceof FreeRuns f) f.replyTo().tell(Reply.fail(error));
+        else if (m instanceof Inspect i) i.replyTo().tell(Reply.fail(error));
+        else if (m instanceof Count c) c.replyTo().tell(Reply.fail(error));
+        else if (m instanceof Shutdown s) s.replyTo().tell(Done.getInstance());
+        return this;
+    }
+
+    private Behavior<Command> onFault(Command m, Throwable e) {
+        getContext().getLog().error("group {}: {} failed; answering it with an error and recovering the group",
+                group, m.getClass().getSimpleName(), e);
+        AllocationException failed = new AllocationException.Failed("group " + group + " failed while serving "
+                + m.getClass().getSimpleName() + ": " + e);
+        refuse(m, failed);
+        // Searches in progress may have seen the state the fault left: answer them and start afresh.
+        for (Running r : running.values()) {
+            r.search().abandon();
+            r.replyTo().tell(new Allocated(group, null, failed));
+        }
+        running.clear();
+        try {
+            state.recoverAfterFault();
+        } catch (IllegalStateException broken) {
+            getContext().getLog().error("group {}: bitmap inconsistent after the fault; the group stops", group, broken);
+            throw broken;
+        }
+        volume.publishFree(group, state.freeBlocks());
+        return stash.isEmpty() ? this : stash.unstashAll(this);
+    }
+
+    private Behavior<Command> onShutdown(Shutdown m) {
+        closed = true;
+        AllocationException c = new AllocationException.Closed("the allocator closed while this request was served");
+        for (Running r : running.values()) {
+            r.search().abandon();
+            r.replyTo().tell(new Allocated(group, null, c));
+        }
+        running.clear();
+        prepared.clear();
+        m.replyTo().tell(Done.getInstance());
+        return stash.isEmpty() ? this : stash.unstashAll(this); // each is refused as closed
     }
 
     private Behavior<Command> onAllocate(Allocate m) {
@@ -200,6 +311,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
             return this;
         }
         prepared.put(m.tx(), m.extents());
+        timers.startSingleTimer(new ExpirePrepared(m.tx()), preparedExpiry);
         m.replyTo().tell(Reply.ok(Done.getInstance()));
         return this;
     }
@@ -207,6 +319,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     private Behavior<Command> onCommitFree(CommitFree m) {
         volume.countMessage();
         List<Extent> extents = prepared.remove(m.tx());
+        timers.cancel(new ExpirePrepared(m.tx()));
         AllocationException bad = extents == null
                 ? new AllocationException.InvalidRequest("no prepared release " + m.tx() + " in group " + group)
                 : state.free(extents);
@@ -218,6 +331,15 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     private Behavior<Command> onAbortFree(AbortFree m) {
         volume.countMessage();
         prepared.remove(m.tx());
+        timers.cancel(new ExpirePrepared(m.tx()));
+        return this;
+    }
+
+    private Behavior<Command> onExpirePrepared(ExpirePrepared m) {
+        List<Extent> held = prepared.remove(m.tx());
+        if (held != null)
+            getContext().getLog().warn("group {}: release {} of {} was prepared but neither committed nor aborted "
+                    + "within {}; aborted", group, m.tx(), held, preparedExpiry);
         return this;
     }
 
@@ -236,13 +358,13 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         volume.countMessage();
         List<Extent> got = state.claimExtents(m.claim());
         if (!got.isEmpty()) volume.publishFree(group, state.freeBlocks());
-        m.replyTo().tell(got);
+        m.replyTo().tell(Reply.ok(got));
         return this;
     }
 
     private Behavior<Command> onFreeRuns(FreeRuns m) {
         volume.countMessage();
-        m.replyTo().tell(state.freeRuns(m.from(), m.to(), m.maxCount()));
+        m.replyTo().tell(Reply.ok(state.freeRuns(m.from(), m.to(), m.maxCount())));
         return this;
     }
 
@@ -250,8 +372,13 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         volume.countMessage();
         List<WindowInfo> windows = new ArrayList<>();
         for (Extent w : state.windows()) windows.add(new WindowInfo(state.fileOfWindowAt(w.start()), w));
-        m.replyTo().tell(new Snapshot(group, state.start(), state.end(), state.firstDataBlock(), state.freeBlocks(),
-                state.bitmap().copy(), windows, running.size()));
+        m.replyTo().tell(Reply.ok(new Snapshot(group, state.start(), state.end(), state.firstDataBlock(),
+                state.freeBlocks(), state.bitmap().copy(), windows, running.size())));
+        return this;
+    }
+
+    private Behavior<Command> onCount(Count m) {
+        m.replyTo().tell(Reply.ok(new Counts(state.windowCount(), running.size())));
         return this;
     }
 

@@ -10,6 +10,8 @@ public record Extent(long start, long blocks) implements Comparable<Extent> {
     public Extent {
         if (start < 0) throw new IllegalArgumentException("extent start below 0: " + start);
         if (blocks < 1) throw new IllegalArgumentException("extent of " + blocks + " blocks");
+        if (blocks > Long.MAX_VALUE - start)
+            throw new IllegalArgumentException("extent of " + blocks + " blocks at " + start + " ends past 2^63");
     }
 
     /** First block past the extent (exclusive end). */

@@ -17,6 +17,11 @@ public record Geometry(int blockSizeBytes, long totalBlocks, int blocksPerGroup,
                        int journalBlocks, int strideBlocks, int stripeBlocks) {
     public static final int DEFAULT_BLOCK_SIZE = 4096;
     public static final int DEFAULT_BLOCKS_PER_GROUP = 32768;
+    /**
+     * Most groups a volume may have: each is an actor with a bitmap, so 2^24 groups (64 PiB of 4 KiB blocks
+     * in 32768-block groups) is far past what one JVM holds; a bigger volume takes bigger groups.
+     */
+    public static final int MAX_GROUPS = 1 << 24;
 
     public Geometry {
         if (blockSizeBytes < 512 || Integer.bitCount(blockSizeBytes) != 1)
@@ -25,10 +30,21 @@ public record Geometry(int blockSizeBytes, long totalBlocks, int blocksPerGroup,
             throw new IllegalArgumentException("blocks per group must be a positive multiple of 64: " + blocksPerGroup);
         if (totalBlocks < blocksPerGroup)
             throw new IllegalArgumentException("a volume needs at least one whole group: " + totalBlocks + " blocks");
+        if (totalBlocks > Long.MAX_VALUE / blockSizeBytes)
+            throw new IllegalArgumentException("a volume of " + totalBlocks + " blocks of " + blockSizeBytes
+                    + " bytes exceeds 2^63 bytes");
+        if ((totalBlocks - 1) / blocksPerGroup + 1 > MAX_GROUPS)
+            throw new IllegalArgumentException("a volume of " + totalBlocks + " blocks in groups of " + blocksPerGroup
+                    + " would have " + ((totalBlocks - 1) / blocksPerGroup + 1) + " groups; at most " + MAX_GROUPS
+                    + " are supported: use bigger groups");
         if (systemBlocksPerGroup < 0 || systemBlocksPerGroup >= blocksPerGroup)
             throw new IllegalArgumentException("system zone of " + systemBlocksPerGroup + " blocks per group");
         if (journalBlocks < 0 || systemBlocksPerGroup + journalBlocks >= blocksPerGroup)
             throw new IllegalArgumentException("journal of " + journalBlocks + " blocks does not fit group 0");
+        long lastGroupBlocks = totalBlocks - (totalBlocks - 1) / blocksPerGroup * blocksPerGroup;
+        if (lastGroupBlocks <= systemBlocksPerGroup + (totalBlocks <= blocksPerGroup ? journalBlocks : 0))
+            throw new IllegalArgumentException("the last group would hold " + lastGroupBlocks + " blocks, no more than"
+                    + " its system zone; round the volume down to " + (totalBlocks - lastGroupBlocks) + " blocks");
         if (strideBlocks < 0 || strideBlocks == 1 || stripeBlocks < 0 || stripeBlocks == 1)
             throw new IllegalArgumentException("stride and stripe are 0 (off) or more than one block");
         if (stripeBlocks > blocksPerGroup)
@@ -72,7 +88,10 @@ public record Geometry(int blockSizeBytes, long totalBlocks, int blocksPerGroup,
         return (int) ((totalBlocks + blocksPerGroup - 1) / blocksPerGroup);
     }
 
+    /** The group holding {@code block}; the block must lie on the volume. */
     public int groupOf(long block) {
+        if (block < 0 || block >= totalBlocks)
+            throw new IllegalArgumentException("block " + block + " is outside the volume [0, " + totalBlocks + ")");
         return (int) (block / blocksPerGroup);
     }
 
@@ -97,9 +116,7 @@ public record Geometry(int blockSizeBytes, long totalBlocks, int blocksPerGroup,
 
     /** Blocks that can ever be handed out. */
     public long dataBlocks() {
-        long n = 0;
-        for (int g = 0; g < groups(); g++) n += groupBlocks(g) - systemBlocks(g);
-        return n;
+        return totalBlocks - (long) groups() * systemBlocksPerGroup - journalBlocks;
     }
 
     public long bytes() {
