@@ -48,6 +48,8 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     private final AtomicLong nextTx = new AtomicLong();
     private final AtomicLong extentCursor = new AtomicLong(-1);
     private volatile boolean closed;
+    /** Asks being sent right now; see {@link #close()}. */
+    private final AtomicLong sending = new AtomicLong();
 
     private ActorBlockAllocator(AllocatorSettings settings, Config config, Consumer<BlockGroup> prepare) {
         this.settings = settings;
@@ -125,18 +127,21 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
      * when no answer came within the timeout (an actor that stopped).
      */
     private <R, T> CompletionStage<T> askPlain(RecipientRef<R> to, Function<ActorRef<T>, R> message) {
-        if (closed) return failed(closedError());
-        CompletableFuture<T> out = new CompletableFuture<>();
+        sending.incrementAndGet(); // before the check: close() waits for every send that passed it
         try {
+            if (closed) return failed(closedError());
+            CompletableFuture<T> out = new CompletableFuture<>();
             AskPattern.<R, T>ask(to, message::apply, TIMEOUT, system.scheduler())
                     .whenCompleteAsync((r, e) -> {
                         if (e != null) out.completeExceptionally(typed(e));
                         else out.complete(r);
                     }, SAME_THREAD);
+            return out;
         } catch (RuntimeException e) { // the actor system is already down
-            out.completeExceptionally(typed(e));
+            return failed(typed(e));
+        } finally {
+            sending.decrementAndGet();
         }
-        return out;
     }
 
     private AllocationException typed(Throwable e) {
@@ -523,22 +528,30 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     }
 
     /**
-     * Closes the allocator. Calls made from now on fail with {@link AllocationException.Closed}; every
-     * group first answers what it holds (waiting requests, searches in progress) with {@code Closed}, so
-     * no call in flight is left without an answer; then the actor system stops.
+     * Closes the allocator. Calls made from now on fail with {@link AllocationException.Closed}. Every call
+     * already sent is answered: once no ask is half sent, every file and group actor is told to shut down,
+     * in mailbox order behind what was sent before, and answers what it holds (the request in progress,
+     * waiting ones, searches in slices) and everything after with {@code Closed}; then the actor system stops.
      */
     @Override
     public void close() {
         if (closed) return;
-        List<CompletableFuture<Done>> acks = new ArrayList<>(groups.size());
-        for (ActorRef<GroupActor.Command> g : groups)
-            acks.add(AskPattern.<GroupActor.Command, Done>ask(g, GroupActor.Shutdown::new, TIMEOUT, system.scheduler())
-                    .toCompletableFuture());
         closed = true;
+        while (sending.get() != 0) Thread.onSpinWait();
         try {
+            List<ActorRef<FileActor.Command>> live = AskPattern.<AllocatorActor.Command, List<ActorRef<FileActor.Command>>>ask(
+                    system, AllocatorActor.Shutdown::new, TIMEOUT, system.scheduler())
+                    .toCompletableFuture().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            List<CompletableFuture<Done>> acks = new ArrayList<>(groups.size() + live.size());
+            for (ActorRef<FileActor.Command> f : live)
+                acks.add(AskPattern.<FileActor.Command, Done>ask(f, FileActor.Shutdown::new, TIMEOUT, system.scheduler())
+                        .toCompletableFuture());
+            for (ActorRef<GroupActor.Command> g : groups)
+                acks.add(AskPattern.<GroupActor.Command, Done>ask(g, GroupActor.Shutdown::new, TIMEOUT, system.scheduler())
+                        .toCompletableFuture());
             CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (Exception e) {
-            system.log().warn("not every group acknowledged the shutdown: {}", e.toString());
+            system.log().warn("not every actor acknowledged the shutdown: {}", e.toString());
         }
         system.terminate();
         try {

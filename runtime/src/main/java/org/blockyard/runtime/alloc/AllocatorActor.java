@@ -43,6 +43,12 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
 
     public record Groups(ActorRef<List<ActorRef<GroupActor.Command>>> replyTo) implements Command {}
 
+    /**
+     * The allocator is closing: opens are refused with {@code Closed} from now on; answers the file actors
+     * alive now, which the caller shuts down in turn.
+     */
+    public record Shutdown(ActorRef<List<ActorRef<FileActor.Command>>> replyTo) implements Command {}
+
     /** A file actor stopped: passivated, or failed (a bug); in the second case its file counts as closed. */
     private record FileStopped(String file, ActorRef<FileActor.Command> actor) implements Command {}
 
@@ -65,6 +71,7 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
     private final List<ActorRef<GroupActor.Command>> groups = new ArrayList<>();
     private final Map<String, Entry> files = new HashMap<>();
     private long nextFileId = 1;
+    private boolean closed;
 
     /**
      * @param prepare called with each new group before its actor starts (to load or pre-fill its bitmap);
@@ -101,10 +108,23 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
                 .onMessage(Passivate.class, this::onPassivate)
                 .onMessage(FileStopped.class, this::onFileStopped)
                 .onMessage(Groups.class, m -> { m.replyTo().tell(List.copyOf(groups)); return this; })
+                .onMessage(Shutdown.class, this::onShutdown)
                 .build();
     }
 
+    private Behavior<Command> onShutdown(Shutdown m) {
+        closed = true;
+        List<ActorRef<FileActor.Command>> live = new ArrayList<>();
+        for (Entry e : files.values()) if (e.actor != null) live.add(e.actor);
+        m.replyTo().tell(live);
+        return this;
+    }
+
     private Behavior<Command> onOpen(Open m) {
+        if (closed) {
+            m.replyTo().tell(Reply.fail(new AllocationException.Closed("the allocator is closed")));
+            return this;
+        }
         if (m.file() == null || m.file().isBlank()) {
             m.replyTo().tell(Reply.fail(new AllocationException.InvalidRequest("a file needs a non-empty name")));
             return this;

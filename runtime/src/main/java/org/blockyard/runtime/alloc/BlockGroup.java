@@ -90,6 +90,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
     private final AllocationPolicy policy;
     private final Bitmap bitmap;
     private final TreeMap<Long, Window> windows = new TreeMap<>();
+    private RuntimeException injectedFault; // thrown by the next extent claim: fault-injection tests only
     private final Map<Long, Window> byFile = new HashMap<>();
 
     public BlockGroup(Geometry geometry, int group, AllocationPolicy policy) {
@@ -422,6 +423,11 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         byFile.clear();
     }
 
+    /** Makes the next {@link #claimExtents} throw {@code fault}, as a bug would: for fault-injection tests. */
+    void injectFaultInNextClaim(RuntimeException fault) {
+        injectedFault = fault;
+    }
+
     /** ext3_discard_reservation: drop the file's window here, if it has one. */
     public void discardWindow(long file) {
         Window w = byFile.get(file);
@@ -444,6 +450,11 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
      * start; answers the extents claimed (possibly fewer blocks than wanted, possibly none).
      */
     public List<Extent> claimExtents(ExtentClaim c) {
+        if (injectedFault != null) {
+            RuntimeException e = injectedFault;
+            injectedFault = null;
+            throw e;
+        }
         List<Extent> out = new ArrayList<>();
         long from = c.hint() >= firstData && c.hint() < end ? c.hint() : firstData;
         long remaining = claimBetween(out, c.wantBlocks(), c.unitBlocks(), c.maxExtentBlocks(), c.alignBlocks(), from,

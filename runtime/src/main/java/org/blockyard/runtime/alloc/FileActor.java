@@ -45,6 +45,12 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
     /** From the allocator actor once the file is closed and no open is on its way. */
     enum Stop implements Command { INSTANCE }
 
+    /**
+     * The allocator is closing: the request in progress and every waiting one are answered with
+     * {@code Closed}, and so is everything after; acknowledges.
+     */
+    public record Shutdown(ActorRef<Done> replyTo) implements Command {}
+
     /** The file's mapped extents in logical order. */
     public record Extents(ActorRef<Reply<List<Extent>>> replyTo) implements Command {}
 
@@ -106,6 +112,7 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
                 .onMessage(GroupActor.Allocated.class, this::onGroupAnswer)
                 .onMessage(Freed.class, this::onFreed)
                 .onMessageEquals(Stop.INSTANCE, Behaviors::stopped)
+                .onMessage(Shutdown.class, this::onShutdown)
                 .onMessage(Command.class, this::busy, this::stashIt)
                 .onMessage(GetBlocks.class, this::onGetBlocks)
                 .onMessage(Truncate.class, this::onTruncate)
@@ -126,15 +133,38 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
             return this;
         }
         // More requests waiting for this one file than the stash holds: refuse the newcomer, keep the rest.
-        AllocationException full = new AllocationException.InvalidRequest("file " + file.name + " already has "
-                + STASH_CAPACITY + " requests waiting; wait for some answers before sending more");
-        if (m instanceof GetBlocks g) g.replyTo().tell(Reply.fail(full));
-        else if (m instanceof Truncate t) t.replyTo().tell(Reply.fail(full));
-        else if (m instanceof Close c) c.replyTo().tell(Reply.fail(full));
-        else if (m instanceof Open o) o.replyTo().tell(Reply.fail(full));
-        else if (m instanceof Extents e) e.replyTo().tell(Reply.fail(full));
-        else if (m instanceof Held h) h.replyTo().tell(Reply.fail(full));
+        refuse(m, new AllocationException.InvalidRequest("file " + file.name + " already has "
+                + STASH_CAPACITY + " requests waiting; wait for some answers before sending more"));
         return this;
+    }
+
+    /** Answers {@code m}, if it expects an answer, with {@code error}. */
+    private static void refuse(Command m, AllocationException error) {
+        if (m instanceof GetBlocks g) g.replyTo().tell(Reply.fail(error));
+        else if (m instanceof Truncate t) t.replyTo().tell(Reply.fail(error));
+        else if (m instanceof Close c) c.replyTo().tell(Reply.fail(error));
+        else if (m instanceof Open o) o.replyTo().tell(Reply.fail(error));
+        else if (m instanceof Extents e) e.replyTo().tell(Reply.fail(error));
+        else if (m instanceof Held h) h.replyTo().tell(Reply.fail(error));
+        else if (m instanceof Shutdown s) s.replyTo().tell(Done.getInstance());
+    }
+
+    private Behavior<Command> onShutdown(Shutdown m) {
+        AllocationException closed = new AllocationException.Closed("the allocator closed before " + file.name
+                + "'s request was served");
+        if (allocating != null) allocating.replyTo().tell(Reply.fail(closed));
+        if (truncating != null) truncating.replyTo().tell(Reply.fail(closed));
+        allocating = null;
+        truncating = null;
+        walk = null;
+        m.replyTo().tell(Done.getInstance());
+        Behavior<Command> refusing = Behaviors.receive(Command.class)
+                .onAnyMessage(x -> {
+                    refuse(x, closed);
+                    return Behaviors.same();
+                })
+                .build();
+        return stash.unstashAll(refusing);
     }
 
     private Behavior<Command> idle() {
@@ -203,6 +233,13 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
     private Behavior<Command> onGroupAnswer(GroupActor.Allocated a) {
         volume.countMessage();
         int g = a.group();
+        if (a.error() != null) { // the group failed or is closed: nothing was allocated there
+            GetBlocks m = allocating;
+            allocating = null;
+            walk = null;
+            m.replyTo().tell(Reply.fail(a.error()));
+            return idle();
+        }
         BlockGroup.Outcome o = a.outcome();
         if (walk.reserve()) {
             int stale = file.windowFrom(g, o);

@@ -1,0 +1,180 @@
+package org.blockyard.runtime.alloc;
+
+import static org.blockyard.runtime.alloc.AllocatorChecks.await;
+import static org.blockyard.runtime.alloc.AllocatorChecks.refused;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import akka.Done;
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.testkit.typed.javadsl.TestProbe;
+import akka.actor.typed.ActorRef;
+import org.junit.jupiter.api.Test;
+
+import org.blockyard.api.alloc.AllocationException;
+import org.blockyard.api.alloc.AllocationPolicy;
+import org.blockyard.api.alloc.Extent;
+import org.blockyard.api.alloc.Geometry;
+
+/** Every call is answered, with a result or a typed error, when actors fail and while the allocator closes. */
+class FaultsAndShutdownTest {
+    private final Geometry geometry = Geometry.of(4096, 64 * 4096, 4096);
+
+    /** Waits for every stage, then answers how many failed with each error class. */
+    private static java.util.Map<Class<?>, Integer> outcomes(List<CompletableFuture<?>> calls) throws Exception {
+        CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).handle((v, e) -> null)
+                .get(30, TimeUnit.SECONDS); // bounded: before the fix these never completed
+        java.util.Map<Class<?>, Integer> out = new java.util.HashMap<>();
+        for (CompletableFuture<?> c : calls) {
+            Class<?> kind = Void.class;
+            try {
+                c.get();
+            } catch (ExecutionException e) {
+                kind = e.getCause().getClass();
+            }
+            out.merge(kind, 1, Integer::sum);
+        }
+        return out;
+    }
+
+    @Test
+    void thousandsOfCallsInFlightWhenTheAllocatorClosesAreAllAnswered() throws Exception {
+        ActorBlockAllocator a = ActorBlockAllocator.start(AllocatorSettings.of(geometry, ReservationPolicy.extended()));
+        for (int f = 0; f < 8; f++) await(a.open("/f" + f));
+        List<CompletableFuture<?>> calls = new ArrayList<>();
+        for (int i = 0; i < 4000; i++) {
+            calls.add(a.allocate(4, 1, 0, -1).toCompletableFuture());
+            calls.add(a.getBlocks("/f" + (i % 8), i, 1, true).toCompletableFuture());
+            calls.add(a.freeExtents(0, geometry.totalBlocks(), 100).toCompletableFuture());
+        }
+        a.close();
+        var seen = outcomes(calls);
+        assertEquals(calls.size(), seen.values().stream().mapToInt(Integer::intValue).sum());
+        assertTrue(seen.containsKey(AllocationException.Closed.class), "no call was still in flight: " + seen);
+        for (Class<?> kind : seen.keySet())
+            assertTrue(kind == Void.class || kind == AllocationException.Closed.class,
+                    "a call in flight at close ended with " + kind.getSimpleName() + ": " + seen);
+    }
+
+    @Test
+    void callsAfterCloseFailWithClosedAtOnce() {
+        ActorBlockAllocator a = ActorBlockAllocator.start(AllocatorSettings.of(geometry, ReservationPolicy.extended()));
+        await(a.open("/f"));
+        a.close();
+        refused(AllocationException.Closed.class, a.allocate(1, 1, 0, -1));
+        refused(AllocationException.Closed.class, a.release(List.of(new Extent(100, 1))));
+        refused(AllocationException.Closed.class, a.getBlocks("/f", 0, 1, true));
+        refused(AllocationException.Closed.class, a.open("/g"));
+        refused(AllocationException.Closed.class, a.freeBlocks());
+        refused(AllocationException.Closed.class, a.fragmentationScore());
+        refused(AllocationException.Closed.class, a.stats());
+    }
+
+    /** A policy plugin with a bug: its window search start throws once. */
+    private static AllocationPolicy throwingOnce(AllocationPolicy p, AtomicBoolean armed) {
+        return new AllocationPolicy() {
+            @Override public String id() { return "throws-once"; }
+            @Override public int initialWindowBlocks() { return p.initialWindowBlocks(); }
+            @Override public int nextWindowBlocks(int previous, long used, long window, int request, int groupData) {
+                return p.nextWindowBlocks(previous, used, window, request, groupData);
+            }
+            @Override public int homeGroup(String file, Volume volume) { return p.homeGroup(file, volume); }
+            @Override public long goal(long logical, long lastLogical, long lastPhysical, long preceding, int home,
+                                       Volume volume) {
+                return p.goal(logical, lastLogical, lastPhysical, preceding, home, volume);
+            }
+            @Override public long windowSearchStart(long goal, int windowBlocks, GroupView group) {
+                if (armed.getAndSet(false)) throw new IllegalStateException("policy bug");
+                return p.windowSearchStart(goal, windowBlocks, group);
+            }
+        };
+    }
+
+    @Test
+    void aGroupActorThatThrowsAnswersTheCallWithFailedAndGoesOnServing() {
+        AtomicBoolean armed = new AtomicBoolean(true);
+        try (ActorBlockAllocator a = ActorBlockAllocator.start(AllocatorSettings.of(geometry,
+                throwingOnce(ReservationPolicy.extended(), armed)))) {
+            await(a.open("/f"));
+            long free = await(a.freeBlocks());
+            refused(AllocationException.Failed.class, a.getBlocks("/f", 0, 8, true));
+            assertEquals(free, (long) await(a.freeBlocks()), "the failed call took blocks");
+            var run = await(a.getBlocks("/f", 0, 8, true));
+            assertEquals(8, run.blocks());
+            List<Extent> owned = new ArrayList<>(await(a.heldExtents("/f")));
+            owned.addAll(await(a.allocate(16, 1, 0, -1)));
+            AllocatorChecks.checkInvariants(a, owned);
+        }
+    }
+
+    @Test
+    void aPreparedReleaseWhoseCallerVanishedIsAbortedAfterItsBound() throws Exception {
+        ActorTestKit kit = ActorTestKit.create();
+        try {
+            VolumeState volume = new VolumeState(geometry);
+            BlockGroup state = new BlockGroup(geometry, 1, ReservationPolicy.extended());
+            ActorRef<GroupActor.Command> group = kit.spawn(GroupActor.create(state, volume, 512, 100,
+                    Duration.ofMillis(300)));
+            TestProbe<Reply<List<Extent>>> claims = kit.createTestProbe();
+            group.tell(new GroupActor.ClaimExtents(new BlockGroup.ExtentClaim(8, 1, 0, 1, -1, true), claims.getRef()));
+            List<Extent> held = claims.receiveMessage().value();
+            TestProbe<Reply<Done>> replies = kit.createTestProbe();
+            group.tell(new GroupActor.PrepareFree(7, held, replies.getRef()));
+            assertTrue(replies.receiveMessage().isOk());
+            group.tell(new GroupActor.Free(held, replies.getRef()));
+            assertInstanceOf(AllocationException.DoubleFree.class, replies.receiveMessage().error(),
+                    "while prepared, the blocks are held");
+            // The caller never commits nor aborts: after the bound the blocks may be freed again.
+            replies.awaitAssert(Duration.ofSeconds(10), Duration.ofMillis(50), () -> {
+                group.tell(new GroupActor.Free(held, replies.getRef()));
+                assertTrue(replies.receiveMessage().isOk(), "the prepared release was not aborted");
+                return null;
+            });
+            group.tell(new GroupActor.CommitFree(7, replies.getRef()));
+            assertInstanceOf(AllocationException.InvalidRequest.class, replies.receiveMessage().error(),
+                    "a commit after the expiry finds nothing to commit");
+        } finally {
+            kit.shutdownTestKit();
+        }
+    }
+
+    @Test
+    void extentsWhoseEndOverflowsAreRefusedAndFreeNothing() {
+        try (ActorBlockAllocator a = ActorBlockAllocator.start(AllocatorSettings.of(geometry, ReservationPolicy.extended()))) {
+            List<Extent> owned = await(a.allocate(8, 1, 0, -1));
+            long free = await(a.freeBlocks());
+            assertThrows(IllegalArgumentException.class, () -> new Extent(Long.MAX_VALUE - 2, 8));
+            assertThrows(IllegalArgumentException.class, () -> new Extent(5, Long.MAX_VALUE));
+            refused(AllocationException.OutOfRange.class, a.release(List.of(new Extent(0, Long.MAX_VALUE))));
+            refused(AllocationException.OutOfRange.class, a.release(List.of(owned.get(0),
+                    new Extent(Long.MAX_VALUE - 10, 10))));
+            refused(AllocationException.InvalidRequest.class, a.allocate(Long.MAX_VALUE, 1 << 30, 0, -1));
+            assertEquals(free, (long) await(a.freeBlocks()));
+            AllocatorChecks.checkInvariants(a, owned);
+        }
+    }
+
+    @Test
+    void geometriesThatOverflowAreRefusedWithAMessage() {
+        var tooBig = assertThrows(IllegalArgumentException.class, () -> Geometry.of(4096, 1L << 53, 32768));
+        assertTrue(tooBig.getMessage().contains("exceeds 2^63 bytes"), tooBig.getMessage());
+        var tooManyGroups = assertThrows(IllegalArgumentException.class, () -> Geometry.of(4096, 1L << 45, 32768));
+        assertTrue(tooManyGroups.getMessage().contains("use bigger groups"), tooManyGroups.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> Geometry.of(4096, Long.MAX_VALUE / 1024, 1 << 30));
+        var tinyLastGroup = assertThrows(IllegalArgumentException.class, () -> Geometry.of(4096, 32768 + 1, 32768));
+        assertTrue(tinyLastGroup.getMessage().contains("round the volume down"), tinyLastGroup.getMessage());
+        Geometry smallLast = Geometry.of(4096, 32768 + 3, 32768);
+        assertEquals(2, smallLast.groups());
+        assertEquals(32768 + 3 - 2 * 2, smallLast.dataBlocks(), "a last group of 3 blocks keeps 1 data block");
+    }
+}
