@@ -11,6 +11,7 @@ import akka.actor.typed.javadsl.AskPattern;
 import org.blockyard.api.io.BlockQueue;
 import org.blockyard.api.io.ElevatorSwitch;
 import org.blockyard.api.io.IoCompletion;
+import org.blockyard.api.io.IoException;
 import org.blockyard.api.io.IoRequest;
 import org.blockyard.api.io.QueueLimits;
 import org.blockyard.api.io.QueueStats;
@@ -26,6 +27,9 @@ public final class ActorBlockQueue implements BlockQueue {
     private final QueueLimits limits;
     private final long capacitySectors;
     private final Duration timeout;
+    private volatile boolean closed;
+    /** Submissions being handed over right now; see {@link #close()}. */
+    private final java.util.concurrent.atomic.AtomicLong sending = new java.util.concurrent.atomic.AtomicLong();
 
     /**
      * @param timeout how long a call other than {@link #submit} may wait for its answer
@@ -42,10 +46,20 @@ public final class ActorBlockQueue implements BlockQueue {
     @Override public QueueLimits limits() { return limits; }
     @Override public long capacitySectors() { return capacitySectors; }
 
+    private static IoException.Closed closedError() {
+        return new IoException.Closed("the block queue is closed");
+    }
+
     @Override
     public CompletionStage<IoCompletion> submit(IoRequest request) {
         CompletableFuture<IoCompletion> done = new CompletableFuture<>();
-        queue.tell(new QueueActor.SubmitAsync(request, done));
+        sending.incrementAndGet(); // before the check: close() waits for every hand-over that passed it
+        try {
+            if (closed) done.completeExceptionally(closedError());
+            else queue.tell(new QueueActor.SubmitAsync(request, done));
+        } finally {
+            sending.decrementAndGet();
+        }
         return done;
     }
 
@@ -53,8 +67,31 @@ public final class ActorBlockQueue implements BlockQueue {
     public List<CompletionStage<IoCompletion>> submitAll(List<IoRequest> requests) {
         List<CompletableFuture<IoCompletion>> done = new java.util.ArrayList<>(requests.size());
         for (int i = 0; i < requests.size(); i++) done.add(new CompletableFuture<>());
-        queue.tell(new QueueActor.SubmitBatch(List.copyOf(requests), List.copyOf(done)));
+        sending.incrementAndGet();
+        try {
+            if (closed) for (CompletableFuture<IoCompletion> f : done) f.completeExceptionally(closedError());
+            else queue.tell(new QueueActor.SubmitBatch(List.copyOf(requests), List.copyOf(done)));
+        } finally {
+            sending.decrementAndGet();
+        }
         return List.copyOf(done);
+    }
+
+    /**
+     * Closes the queue: submissions from now on fail with {@link IoException.Closed}; once no hand-over is
+     * half done, the queue actor fails what it holds (queued or in flight) the same way, behind everything
+     * handed over before. Waits at most {@code timeout} for the actor to confirm.
+     */
+    public void close() {
+        if (closed) return;
+        closed = true;
+        while (sending.get() != 0) Thread.onSpinWait();
+        try {
+            AskPattern.<QueueActor.Command, akka.Done>ask(queue, QueueActor.Shutdown::new, timeout, scheduler)
+                    .toCompletableFuture().get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("the block queue did not confirm its shutdown: " + e, e);
+        }
     }
 
     @Override
@@ -70,6 +107,10 @@ public final class ActorBlockQueue implements BlockQueue {
     @Override
     public CompletionStage<ElevatorSwitch> setElevator(String nameOrAlias) {
         CompletableFuture<ElevatorSwitch> done = new CompletableFuture<>();
+        if (closed) {
+            done.completeExceptionally(closedError());
+            return done;
+        }
         AskPattern.<QueueActor.Command, QueueActor.Switched>ask(queue,
                 replyTo -> new QueueActor.SetElevator(nameOrAlias, replyTo), timeout, scheduler)
                 .whenComplete((s, e) -> {

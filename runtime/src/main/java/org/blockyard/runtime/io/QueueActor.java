@@ -79,6 +79,12 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
     /** A plugin's elevator went away; if it is active, the queue switches to the default first. */
     public record UnregisterElevator(String id) implements Command {}
 
+    /**
+     * The queue is closing: every request it holds, queued or in flight, fails with
+     * {@link IoException.Closed}, and so does every call after; acknowledges.
+     */
+    public record Shutdown(ActorRef<akka.Done> replyTo) implements Command {}
+
     private record DeviceDone(Request request, Throwable error) implements Command {}
 
     private enum Wake implements Command { INSTANCE }
@@ -126,6 +132,7 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
                 .onMessage(GetStats.class, this::onGetStats)
                 .onMessage(RegisterElevator.class, this::onRegisterElevator)
                 .onMessage(UnregisterElevator.class, this::onUnregisterElevator)
+                .onMessage(Shutdown.class, this::onShutdown)
                 .onSignal(PostStop.class, s -> onPostStop())
                 .build();
     }
@@ -255,7 +262,33 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
                 err == null ? null : err.getCause() != null ? err.getCause() : err));
     }
 
+    private Behavior<Command> onShutdown(Shutdown m) {
+        IoException.Closed closed = new IoException.Closed("the block queue is closed");
+        int failed = queue.abortAll(closed);
+        if (failed > 0) getContext().getLog().info("queue closed with {} submissions outstanding; they failed", failed);
+        m.replyTo().tell(akka.Done.getInstance());
+        return Behaviors.receive(Command.class)
+                .onAnyMessage(x -> refuseClosed(x, closed))
+                .onSignal(PostStop.class, s -> onPostStop())
+                .build();
+    }
+
+    /** In the closed phase: every submission and question is answered with {@code closed}. */
+    private Behavior<Command> refuseClosed(Command m, IoException.Closed closed) {
+        if (m instanceof Submit s) s.replyTo().tell(new Completed(null, closed));
+        else if (m instanceof SubmitAsync s) s.replyTo().completeExceptionally(closed);
+        else if (m instanceof SubmitBatch b) for (CompletableFuture<IoCompletion> f : b.replyTo()) f.completeExceptionally(closed);
+        else if (m instanceof SetElevator s) s.replyTo().tell(new Switched(null, closed));
+        else if (m instanceof GetListing l) l.replyTo().tell(new Listing(setup.registry().ids(), queue.elevatorId(),
+                setup.registry().listing(queue.elevatorId()), queue.capacitySectors()));
+        else if (m instanceof GetStats g) g.replyTo().tell(queue.stats());
+        else if (m instanceof Shutdown s) s.replyTo().tell(akka.Done.getInstance());
+        return Behaviors.same();
+    }
+
     private Behavior<Command> onPostStop() {
+        int failed = queue.abortAll(new IoException.Closed("the block queue stopped"));
+        if (failed > 0) getContext().getLog().warn("queue stopped with {} submissions outstanding; they failed", failed);
         deviceThread.shutdown();
         try {
             device.close();

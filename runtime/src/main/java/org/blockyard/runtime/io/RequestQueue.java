@@ -1,6 +1,7 @@
 package org.blockyard.runtime.io;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
@@ -362,6 +363,27 @@ public final class RequestQueue {
         elevatorWakeNanos = Long.MAX_VALUE;
         old.close();
         return moved.size();
+    }
+
+    /**
+     * Fails every request the queue holds, queued or in flight, with {@code error} (the queue is closing);
+     * answers how many submissions were failed. The queue holds nothing afterwards.
+     */
+    public int abortAll(IoException error) {
+        List<Request> all = new ArrayList<>(inFlight);
+        inFlight.clear();
+        flushInFlight = false;
+        drainForFlush(); // every queued request, in dispatch order, into `ordered`
+        all.addAll(ordered);
+        ordered.clear();
+        int failed = 0;
+        for (Request rq : all) {
+            for (Request.Bio b : rq.bios) {
+                b.done().accept(null, error);
+                failed++;
+            }
+        }
+        return failed;
     }
 
     public QueueStats stats() {

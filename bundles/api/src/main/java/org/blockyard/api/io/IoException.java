@@ -3,7 +3,7 @@ package org.blockyard.api.io;
 /** Why a block-I/O call was refused or failed. A refused call changed nothing. */
 public abstract sealed class IoException extends RuntimeException
         permits IoException.InvalidRequest, IoException.UnknownElevator, IoException.InvalidTunable,
-        IoException.SwitchFailed, IoException.DeviceError {
+        IoException.SwitchFailed, IoException.DeviceError, IoException.Closed {
 
     protected IoException(String message, Throwable cause) {
         super(message, cause, false, false);
@@ -32,5 +32,10 @@ public abstract sealed class IoException extends RuntimeException
     /** The device reported an error for a request. */
     public static final class DeviceError extends IoException {
         public DeviceError(String message, Throwable cause) { super(message, cause); }
+    }
+
+    /** The queue was closed before the request completed; a write may or may not have reached the device. */
+    public static final class Closed extends IoException {
+        public Closed(String message) { super(message, null); }
     }
 }
