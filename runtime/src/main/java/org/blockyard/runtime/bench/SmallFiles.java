@@ -56,6 +56,10 @@ public final class SmallFiles {
         }
         long freePerGroup = (long) ((bpg - Geometry.of(g0.blockSizeBytes(), bpg, bpg).systemBlocksPerGroup()) * (1 - spec.fill()));
         long groups = Math.max(8, (2 * totalBlocks + freePerGroup - 1) / Math.max(1, freePerGroup));
+        if (groups > Tiobench.MAX_BENCH_GROUPS)
+            throw new IllegalArgumentException(spec.files() + " files at fill " + spec.fill() + " need " + groups
+                    + " groups of " + bpg + " blocks; this benchmark holds at most " + Tiobench.MAX_BENCH_GROUPS
+                    + " groups in memory: use fewer --files, a lower --fill or bigger --blocks-per-group");
         Geometry geometry = Geometry.of(g0.blockSizeBytes(), groups * bpg, bpg).withJournal(g0.journalBlocks());
         boolean lock = spec.policy().equals(Tiobench.GLOBAL_LOCK);
         AllocationPolicy policy = Policies.byId(lock ? "reservation" : spec.policy(), config);

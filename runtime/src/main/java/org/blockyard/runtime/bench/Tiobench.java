@@ -41,12 +41,24 @@ public final class Tiobench {
         }
     }
 
+    /** Most groups a benchmark volume may have: each is an actor and a bitmap in this JVM's heap. */
+    static final long MAX_BENCH_GROUPS = 200_000;
+
     public static Map<String, Object> run(Spec spec, Config config) {
         AllocatorSettings base = AllocatorSettings.fromConfig(config, 0L + config.getInt("blockyard.volume.blocks-per-group"));
         int blockBytes = base.geometry().blockSizeBytes();
         int bpg = base.geometry().blocksPerGroup();
         long fileBlocks = (spec.fileSizeBytes() + blockBytes - 1) / blockBytes;
-        long groups = Math.max(1, (2 * spec.writers() * fileBlocks + bpg - 1) / bpg);
+        long groups;
+        try {
+            groups = Math.max(1, Math.addExact(Math.multiplyExact(2L * spec.writers(), fileBlocks), bpg - 1) / bpg);
+        } catch (ArithmeticException e) {
+            groups = Long.MAX_VALUE;
+        }
+        if (groups > MAX_BENCH_GROUPS)
+            throw new IllegalArgumentException(spec.writers() + " writers of " + spec.fileSizeBytes() + " bytes need a volume of "
+                    + (groups == Long.MAX_VALUE ? "more than 2^63 blocks" : groups + " groups") + "; this benchmark holds at most "
+                    + MAX_BENCH_GROUPS + " groups in memory: use a smaller --file-size or fewer --writers");
         Geometry geometry = new Geometry(blockBytes, groups * bpg, bpg, base.geometry().systemBlocksPerGroup(),
                 base.geometry().journalBlocks(), base.geometry().strideBlocks(), base.geometry().stripeBlocks());
         boolean lock = spec.policy().equals(GLOBAL_LOCK);
