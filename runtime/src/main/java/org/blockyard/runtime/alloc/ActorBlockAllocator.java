@@ -162,6 +162,21 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     }
 
     @Override
+    public CompletionStage<Long> markWritten(String file, long logicalBlock, long blocks) {
+        return resolve(file).thenCompose(ref -> ask(ref, r -> new FileActor.MarkWritten(logicalBlock, blocks, r)));
+    }
+
+    @Override
+    public CompletionStage<Long> discardUnwritten(String file, long logicalBlock, long blocks) {
+        return resolve(file).thenCompose(ref -> ask(ref, r -> new FileActor.DiscardUnwritten(logicalBlock, blocks, r)));
+    }
+
+    /** Has every open file give back its unused preallocation; answers the blocks freed. */
+    public CompletionStage<Long> dropPreallocations() {
+        return this.<AllocatorActor.Command, Long>askPlain(system, AllocatorActor.DropPreallocations::new);
+    }
+
+    @Override
     public CompletionStage<Void> close(String file) {
         return resolve(file).thenCompose(ref -> this.<FileActor.Command, Boolean>ask(ref, FileActor.Close::new))
                 .thenApply(last -> {
