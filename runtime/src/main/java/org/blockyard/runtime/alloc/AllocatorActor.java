@@ -55,7 +55,7 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
     public record DropPreallocations(ActorRef<Long> replyTo) implements Command {}
 
     /** A file actor stopped: passivated, or failed (a bug); in the second case its file counts as closed. */
-    private record FileStopped(String file, ActorRef<FileActor.Command> actor) implements Command {}
+    record FileStopped(String file, ActorRef<FileActor.Command> actor) implements Command {}
 
     /** From a file actor whose last writer closed: stop me unless an open is on its way. */
     record Passivate(String file, ActorRef<FileActor.Command> actor, long opensSeen) implements Command {}
