@@ -58,11 +58,17 @@ public final class FileStore implements AutoCloseable {
 
     /** Starts an allocator for {@code settings} and a queue over {@code device}, which must hold the volume. */
     public static FileStore start(AllocatorSettings settings, IoSettings io, BlockDevice device, Config config) {
+        return start(settings, io, device, config, null);
+    }
+
+    /** As {@link #start(AllocatorSettings, IoSettings, BlockDevice, Config)}, over groups {@code prepare} fills first. */
+    public static FileStore start(AllocatorSettings settings, IoSettings io, BlockDevice device, Config config,
+                                  java.util.function.Consumer<org.blockyard.runtime.alloc.BlockGroup> prepare) {
         long volumeBytes = settings.geometry().bytes();
         if (device.capacitySectors() * IoRequest.SECTOR_BYTES < volumeBytes)
             throw new IllegalArgumentException("the device holds " + device.capacitySectors() * IoRequest.SECTOR_BYTES
                     + " bytes; the volume needs " + volumeBytes);
-        ActorBlockAllocator allocator = ActorBlockAllocator.start(settings, config);
+        ActorBlockAllocator allocator = ActorBlockAllocator.start(settings, config, prepare);
         ActorRef<QueueActor.Command> q = allocator.system().systemActorOf(QueueActor.create(io.setup(), device),
                 "io-queue", Props.empty());
         ActorBlockQueue queue = new ActorBlockQueue(q, allocator.system().scheduler(), io.setup().limits(),

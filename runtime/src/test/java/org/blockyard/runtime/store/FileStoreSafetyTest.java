@@ -141,4 +141,29 @@ class FileStoreSafetyTest {
             assertTrue(allZero(back.slice(100 * BLOCK, 300 * BLOCK)), "past the old end it is a hole");
         }
     }
+
+    @Test
+    void aNearlyFullVolumeOfOneHundredThousandGroupsServesWritesAndAnswersNoSpaceWithoutAskingEveryGroup() {
+        Geometry g = Geometry.of(BLOCK, 100_000L * 256, 256); // 254 data blocks per group
+        // Every group full but the last two blocks of every hundredth group.
+        try (FileStore store = FileStore.start(AllocatorSettings.of(g, ReservationPolicy.extended()),
+                IoSettings.fromConfig(config), new MemoryDevice(g.bytes()), config,
+                group -> group.fillFromStart((int) group.dataBlocks() - (group.group() % 100 == 0 ? 2 : 0)))) {
+            long free = store.allocator().volume().totalFreeBlocks(); // published counts: no 100k-message census
+            assertEquals(2_000, free);
+            await(store.allocator().open("/f"));
+            // 1,000 runs of 2 blocks in as many groups: one write, no recursion per run.
+            await(store.write("/f", 0, filled((int) free, 0x44)));
+            assertEquals(1_000, await(store.allocator().fileExtents("/f")).size());
+            ByteBuffer back = await(store.read("/f", 0, (int) free * BLOCK));
+            assertArrayEquals(filled((int) free, 0x44).array(), back.array());
+
+            long messages = store.allocator().volume().messages();
+            CompletionException e = assertThrows(CompletionException.class,
+                    () -> await(store.write("/f", free * BLOCK, filled(1, 0x55))));
+            assertInstanceOf(AllocationException.NoSpace.class, e.getCause());
+            long used = store.allocator().volume().messages() - messages;
+            assertTrue(used < 100, "the full volume's free counts answered; " + used + " actor messages");
+        }
+    }
 }
