@@ -191,6 +191,21 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     }
 
     @Override
+    public CompletionStage<Long> markWritten(String file, long logicalBlock, long blocks) {
+        return resolve(file).thenCompose(ref -> ask(ref, r -> new FileActor.MarkWritten(logicalBlock, blocks, r)));
+    }
+
+    @Override
+    public CompletionStage<Long> discardUnwritten(String file, long logicalBlock, long blocks) {
+        return resolve(file).thenCompose(ref -> ask(ref, r -> new FileActor.DiscardUnwritten(logicalBlock, blocks, r)));
+    }
+
+    /** Has every open file give back its unused preallocation; answers the blocks freed. */
+    public CompletionStage<Long> dropPreallocations() {
+        return this.<AllocatorActor.Command, Long>askPlain(system, AllocatorActor.DropPreallocations::new);
+    }
+
+    @Override
     public CompletionStage<Void> close(String file) {
         return resolve(file).thenCompose(ref -> this.<FileActor.Command, Boolean>ask(ref, FileActor.Close::new))
                 .thenApply(last -> {
@@ -312,14 +327,15 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
                         r -> new GroupActor.ClaimExtents(claim, r)), this::answered);
                 return;
             }
-            if (walk.remaining() > 0 && !retried && dropPreallocations != null) {
+            if (walk.remaining() > 0 && !retried) {
                 retried = true;
                 waiting = true;
-                await(dropPreallocations.get(), (freed, e) -> {
+                await(dropPreallocations(), (freed, e) -> {
                     answer = Reply.ok(null);
                     fault = e;
-                    long left = walk.remaining();
-                    walk = new ExtentWalk(volume, left, unitBlocks, maxExtentBlocks, hint, extentCursor.get());
+                    if (e == null && freed > 0) // else the finished walk stays finished
+                        walk = new ExtentWalk(volume, walk.remaining(), unitBlocks, maxExtentBlocks, hint,
+                                extentCursor.get());
                 });
                 return;
             }
@@ -342,12 +358,6 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
             out.completeExceptionally(error);
         }
     }
-
-    /**
-     * Gives back every open file's unused preallocation and answers the blocks freed, once the groups have
-     * them; null while the file side offers no such step.
-     */
-    private final java.util.function.Supplier<CompletionStage<Long>> dropPreallocations = null;
 
     /** Returns claimed extents to their groups (a multi-group operation that failed half way). */
     private void giveBack(List<Extent> extents) {

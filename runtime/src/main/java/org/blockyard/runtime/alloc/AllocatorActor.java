@@ -27,7 +27,12 @@ import org.blockyard.api.alloc.Geometry;
  * to the group and file actors, whose references it hands out.
  *
  * <p>Passivation is safe against a racing open: the file actor says how many opens it has seen, and the
- * allocator stops it only if it has forwarded no other open since.
+ * allocator stops it only if it has forwarded no other open since. A new actor for a file starts only
+ * after the old one has stopped: opens that arrive meanwhile wait here, so two actors never own one
+ * {@link FileState}.
+ *
+ * <p>{@link DropPreallocations} has every live file actor give back its unused preallocation (ext4 does
+ * this before answering ENOSPC); the answer comes once every group has applied the frees.
  */
 public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Command> {
 
@@ -49,8 +54,14 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
      */
     public record Shutdown(ActorRef<List<ActorRef<FileActor.Command>>> replyTo) implements Command {}
 
+    /**
+     * Every open file gives back its unused preallocation; answers the blocks freed, once every group
+     * has applied the frees (an allocation retried after the answer sees them).
+     */
+    public record DropPreallocations(ActorRef<Long> replyTo) implements Command {}
+
     /** A file actor stopped: passivated, or failed (a bug); in the second case its file counts as closed. */
-    private record FileStopped(String file, ActorRef<FileActor.Command> actor) implements Command {}
+    record FileStopped(String file, ActorRef<FileActor.Command> actor) implements Command {}
 
     /** From a file actor whose last writer closed: stop me unless an open is on its way. */
     record Passivate(String file, ActorRef<FileActor.Command> actor, long opensSeen) implements Command {}
@@ -58,6 +69,8 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
     private static final class Entry {
         final FileState state;
         ActorRef<FileActor.Command> actor; // null while the file is closed
+        ActorRef<FileActor.Command> stopping; // a passivated actor not yet stopped; opens wait for it
+        final List<Open> waitingOpens = new ArrayList<>();
         long opensForwarded;
 
         Entry(FileState state) {
@@ -107,6 +120,7 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
                 .onMessage(FileExtents.class, this::onFileExtents)
                 .onMessage(Passivate.class, this::onPassivate)
                 .onMessage(FileStopped.class, this::onFileStopped)
+                .onMessage(DropPreallocations.class, this::onDropPreallocations)
                 .onMessage(Groups.class, m -> { m.replyTo().tell(List.copyOf(groups)); return this; })
                 .onMessage(Shutdown.class, this::onShutdown)
                 .build();
@@ -130,6 +144,10 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
             return this;
         }
         Entry e = files.get(m.file());
+        if (e != null && e.stopping != null) {
+            e.waitingOpens.add(m);
+            return this;
+        }
         if (e != null && e.actor != null) {
             e.opensForwarded++;
             e.actor.tell(new FileActor.Open(m.replyTo()));
@@ -154,6 +172,7 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
         Entry e = files.get(m.file());
         if (e != null && e.actor != null && e.actor.equals(m.actor()) && e.opensForwarded == m.opensSeen()) {
             e.actor = null;
+            e.stopping = m.actor();
             m.actor().tell(FileActor.Stop.INSTANCE);
         }
         return this;
@@ -161,6 +180,13 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
 
     private Behavior<Command> onFileStopped(FileStopped m) {
         Entry e = files.get(m.file());
+        if (e != null && m.actor().equals(e.stopping)) {
+            e.stopping = null;
+            List<Open> waiting = new ArrayList<>(e.waitingOpens);
+            e.waitingOpens.clear();
+            for (Open o : waiting) onOpen(o);
+            return this;
+        }
         if (e != null && m.actor().equals(e.actor)) {
             // Not passivated: the actor failed. Its file is closed so that the next open starts afresh.
             getContext().getLog().error("file actor of {} stopped unexpectedly; the file is closed", m.file());
@@ -172,6 +198,13 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
             if (e.state.windowGroup >= 0) groups.get(e.state.windowGroup).tell(new GroupActor.DiscardWindow(e.state.id));
             e.state.windowDiscarded();
         }
+        return this;
+    }
+
+    private Behavior<Command> onDropPreallocations(DropPreallocations m) {
+        List<ActorRef<FileActor.Command>> live = new ArrayList<>();
+        for (Entry e : files.values()) if (e.actor != null) live.add(e.actor);
+        getContext().spawnAnonymous(PreallocationDrop.create(live, groups, volume.geometry(), m.replyTo()));
         return this;
     }
 

@@ -15,17 +15,26 @@ import akka.actor.typed.javadsl.Receive;
 import akka.actor.typed.javadsl.StashBuffer;
 
 import org.blockyard.api.alloc.AllocationException;
-import org.blockyard.api.alloc.AllocationPolicy;
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
 
 /**
  * One file as an actor: it serialises the file's requests and keeps its {@link FileState} (extent map,
- * goal, window mirror). An allocating {@code GetBlocks} picks the goal with the policy, then asks the
- * goal group and, if it cannot serve, the other groups in {@link GroupWalk} order, one at a time; other
- * requests for this file wait in the stash meanwhile. Requests of different files never wait for each
- * other here.
+ * goal, window mirror). An allocating {@code GetBlocks} runs the {@link FileAllocation} steps: the goal
+ * group is asked, then, if it cannot serve, the other groups in {@link GroupWalk} order, one at a time;
+ * before answering "no space" the allocator actor has every open file give back its preallocation and
+ * the walk is retried once. Other requests for this file wait in the stash meanwhile. Requests of
+ * different files never wait for each other here.
+ *
+ * <p>Blocks leave the file in two phases, as a release across groups does: every group concerned checks
+ * and holds them ({@code PrepareFree}), and only when all agreed does the map change and the groups
+ * free them ({@code CommitFree}); a refused truncate or discard leaves the file as it was.
+ *
+ * <p>After the last close the actor is passivating: it has asked the allocator actor to stop it and no
+ * longer touches the {@link FileState}, which a new actor for the same file may own next. It refuses
+ * every request as for a closed file, except an open that the allocator forwarded before it saw the
+ * request to passivate (that open makes the actor active again).
  */
 public final class FileActor extends AbstractBehavior<FileActor.Command> {
 
@@ -38,6 +47,12 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
             implements Command {}
 
     public record Truncate(long fromLogicalBlock, ActorRef<Reply<Long>> replyTo) implements Command {}
+
+    /** Converts the unwritten runs in a range to written; answers how many blocks changed state. */
+    public record MarkWritten(long logicalBlock, long blocks, ActorRef<Reply<Long>> replyTo) implements Command {}
+
+    /** Unmaps and frees the unwritten runs in a range (and the preallocation); answers the blocks unmapped. */
+    public record DiscardUnwritten(long logicalBlock, long blocks, ActorRef<Reply<Long>> replyTo) implements Command {}
 
     /** Drops a writer; answers true when it was the last one (the file is then closed). */
     public record Close(ActorRef<Reply<Boolean>> replyTo) implements Command {}
@@ -57,6 +72,14 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
     /** Every block the file holds: its mapped extents and its preallocation. */
     public record Held(ActorRef<Reply<List<Extent>>> replyTo) implements Command {}
 
+    /**
+     * Give up the unused preallocation; answered at once, even while a request of this file is in
+     * progress (the answer lists the extent the caller must free, or nothing).
+     */
+    record DropPrealloc(ActorRef<PreallocationDrop.Returned> replyTo) implements Command {}
+
+    private record PreallocationsDropped(long blocks) implements Command {}
+
     private record Freed(Reply<Done> reply) implements Command {}
 
     /** Requests of one file that may wait while one of its allocations or truncates is in progress. */
@@ -65,24 +88,41 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
     private final FileState file;
     private final ActorRef<AllocatorActor.Command> allocator;
     private long opensSeen;
-    private final AllocationPolicy policy;
-    private final int preallocMin;
+    private final AllocatorSettings settings;
     private final VolumeState volume;
     private final Geometry geometry;
     private final List<ActorRef<GroupActor.Command>> groups;
     private final StashBuffer<Command> stash;
     private final ActorRef<GroupActor.Allocated> groupReplies;
-    private ActorRef<Reply<Done>> freedAdapter; // made on the first truncate: most files never need it
+    private final FileAllocation.Groups effects;
+    private ActorRef<Reply<Done>> freedAdapter; // made on the first release: most files never need it
+    private ActorRef<Long> droppedAdapter; // made on the first "no space"
 
-    // The request in progress; null when idle.
+    // The request in progress; at most one of these is set.
     private GetBlocks allocating;
-    private GroupWalk walk;
-    private int count;
-    private long goal;
-    private Truncate truncating;
-    private int freesOutstanding;
-    private long freedBlocks;
-    private AllocationException freeError;
+    private FileAllocation steps;
+    private Release releasing;
+
+    /** Blocks leaving the file: held in every group first, then the map changes, then the groups free them. */
+    private static final class Release {
+        final long tx;
+        final Map<Integer, List<Extent>> byGroup;
+        final long blocks;
+        final Runnable apply;
+        final ActorRef<Reply<Long>> replyTo;
+        boolean committing;
+        int outstanding;
+        AllocationException error;
+
+        Release(long tx, Map<Integer, List<Extent>> byGroup, long blocks, Runnable apply, ActorRef<Reply<Long>> replyTo) {
+            this.tx = tx;
+            this.byGroup = byGroup;
+            this.blocks = blocks;
+            this.apply = apply;
+            this.replyTo = replyTo;
+            this.outstanding = byGroup.size();
+        }
+    }
 
     public static Behavior<Command> create(FileState file, AllocatorSettings settings, VolumeState volume,
                                            List<ActorRef<GroupActor.Command>> groups,
@@ -98,24 +138,38 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
         this.allocator = allocator;
         this.stash = stash;
         this.file = file;
-        this.policy = settings.policy();
-        this.preallocMin = settings.preallocMinWindowBlocks();
+        this.settings = settings;
         this.volume = volume;
         this.geometry = volume.geometry();
         this.groups = groups;
         this.groupReplies = context.getSelf().narrow();
+        this.effects = new FileAllocation.Groups() {
+            @Override
+            public void unclaim(Extent e) {
+                groups.get(geometry.groupOf(e.start())).tell(new GroupActor.Unclaim(e));
+            }
+
+            @Override
+            public void discardWindow(int group, long fileId) {
+                groups.get(group).tell(new GroupActor.DiscardWindow(fileId));
+            }
+        };
     }
 
     @Override
     public Receive<Command> createReceive() {
         return newReceiveBuilder()
                 .onMessage(GroupActor.Allocated.class, this::onGroupAnswer)
+                .onMessage(PreallocationsDropped.class, this::onPreallocationsDropped)
                 .onMessage(Freed.class, this::onFreed)
+                .onMessage(DropPrealloc.class, this::onDropPrealloc)
                 .onMessageEquals(Stop.INSTANCE, Behaviors::stopped)
                 .onMessage(Shutdown.class, this::onShutdown)
                 .onMessage(Command.class, this::busy, this::stashIt)
                 .onMessage(GetBlocks.class, this::onGetBlocks)
                 .onMessage(Truncate.class, this::onTruncate)
+                .onMessage(MarkWritten.class, this::onMarkWritten)
+                .onMessage(DiscardUnwritten.class, this::onDiscardUnwritten)
                 .onMessage(Open.class, this::onOpen)
                 .onMessage(Close.class, this::onClose)
                 .onMessage(Extents.class, this::onExtents)
@@ -123,8 +177,25 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
                 .build();
     }
 
+    /** After the last close: the state may belong to a new actor already, so nothing here reads or writes it. */
+    private Behavior<Command> passivating() {
+        return newReceiveBuilder()
+                .onMessage(Open.class, this::onOpen)
+                .onMessageEquals(Stop.INSTANCE, Behaviors::stopped)
+                .onMessage(DropPrealloc.class, m -> {
+                    m.replyTo().tell(new PreallocationDrop.Returned(getContext().getSelf(), List.of()));
+                    return Behaviors.same();
+                })
+                .onMessage(Command.class, m -> {
+                    refuse(m, new AllocationException.UnknownFile("file " + file.name
+                            + " is not open (closed by its last writer)"));
+                    return Behaviors.same();
+                })
+                .build();
+    }
+
     private boolean busy(Command m) {
-        return allocating != null || truncating != null;
+        return allocating != null || releasing != null;
     }
 
     private Behavior<Command> stashIt(Command m) {
@@ -138,14 +209,16 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
         return this;
     }
 
-    /** Answers {@code m}, if it expects an answer, with {@code error}. */
-    private static void refuse(Command m, AllocationException error) {
-        if (m instanceof GetBlocks g) g.replyTo().tell(Reply.fail(error));
-        else if (m instanceof Truncate t) t.replyTo().tell(Reply.fail(error));
-        else if (m instanceof Close c) c.replyTo().tell(Reply.fail(error));
-        else if (m instanceof Open o) o.replyTo().tell(Reply.fail(error));
-        else if (m instanceof Extents e) e.replyTo().tell(Reply.fail(error));
-        else if (m instanceof Held h) h.replyTo().tell(Reply.fail(error));
+    /** Answers {@code m}, if it expects an answer, with {@code e}. */
+    private static void refuse(Command m, AllocationException e) {
+        if (m instanceof GetBlocks g) g.replyTo().tell(Reply.fail(e));
+        else if (m instanceof Truncate t) t.replyTo().tell(Reply.fail(e));
+        else if (m instanceof MarkWritten w) w.replyTo().tell(Reply.fail(e));
+        else if (m instanceof DiscardUnwritten d) d.replyTo().tell(Reply.fail(e));
+        else if (m instanceof Close c) c.replyTo().tell(Reply.fail(e));
+        else if (m instanceof Open o) o.replyTo().tell(Reply.fail(e));
+        else if (m instanceof Extents x) x.replyTo().tell(Reply.fail(e));
+        else if (m instanceof Held h) h.replyTo().tell(Reply.fail(e));
         else if (m instanceof Shutdown s) s.replyTo().tell(Done.getInstance());
     }
 
@@ -153,10 +226,10 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
         AllocationException closed = new AllocationException.Closed("the allocator closed before " + file.name
                 + "'s request was served");
         if (allocating != null) allocating.replyTo().tell(Reply.fail(closed));
-        if (truncating != null) truncating.replyTo().tell(Reply.fail(closed));
+        if (releasing != null) releasing.replyTo.tell(Reply.fail(closed));
         allocating = null;
-        truncating = null;
-        walk = null;
+        steps = null;
+        releasing = null;
         m.replyTo().tell(Done.getInstance());
         Behavior<Command> refusing = Behaviors.receive(Command.class)
                 .onAnyMessage(x -> {
@@ -171,104 +244,94 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
         return stash.isEmpty() ? this : stash.unstashAll(this);
     }
 
-    private AllocationException notOpen() {
-        return new AllocationException.UnknownFile("file " + file.name + " is not open (closed by its last writer)");
-    }
+    // ---- getBlocks ------------------------------------------------------------------------------------
 
     private Behavior<Command> onGetBlocks(GetBlocks m) {
         volume.countMessage();
-        if (file.writers == 0) {
-            m.replyTo().tell(Reply.fail(notOpen()));
-            return this;
-        }
-        if (m.logicalBlock() < 0) {
-            m.replyTo().tell(Reply.fail(new AllocationException.InvalidRequest(
-                    "logical block " + m.logicalBlock() + " of " + file.name + " is below 0")));
-            return this;
-        }
-        if (m.maxBlocks() < 1) {
-            m.replyTo().tell(Reply.fail(new AllocationException.InvalidRequest(
-                    "getBlocks for " + m.maxBlocks() + " blocks of " + file.name + ": the count must be at least 1")));
-            return this;
-        }
-        BlockRun mapped = file.lookup(m.logicalBlock(), m.maxBlocks());
-        if (mapped != null) {
-            m.replyTo().tell(Reply.ok(mapped));
-            return this;
-        }
-        if (!m.create()) {
-            m.replyTo().tell(Reply.ok(new BlockRun(m.logicalBlock(), -1, 0, false)));
-            return this;
-        }
-        count = file.holeLength(m.logicalBlock(), m.maxBlocks());
-        BlockRun pre = file.takePrealloc(m.logicalBlock(), count);
-        if (pre != null) {
-            m.replyTo().tell(Reply.ok(pre));
-            return this;
-        }
-        dropPrealloc(); // not sequential: its preallocation would only be in the way
+        FileAllocation a = new FileAllocation(file, settings.policy(), volume, settings.preallocMinWindowBlocks(),
+                effects, m.logicalBlock(), m.maxBlocks(), m.create());
         allocating = m;
-        goal = policy.goal(m.logicalBlock(), file.lastLogical, file.lastPhysical,
-                file.precedingPhysical(m.logicalBlock()), file.homeGroup, volume);
-        if (goal < 0 || goal >= geometry.totalBlocks()) goal = geometry.groupStart(file.homeGroup);
-        walk = new GroupWalk(policy, volume, geometry.groupOf(goal), file.windowGoalBlocks,
-                file.windowGroup >= 0);
-        return askNextGroup();
+        steps = a;
+        return step(a.start());
     }
 
-    private Behavior<Command> askNextGroup() {
-        int g = walk.next();
-        if (g < 0) {
-            GetBlocks m = allocating;
-            allocating = null;
-            walk = null;
-            m.replyTo().tell(Reply.fail(new AllocationException.NoSpace("no free block for " + file.name
-                    + " (logical " + m.logicalBlock() + "), even without reservation windows")));
-            return idle();
+    private Behavior<Command> step(FileAllocation.Step s) {
+        if (s instanceof FileAllocation.Ask ask) {
+            groups.get(ask.group()).tell(new GroupActor.Allocate(ask.request(), groupReplies));
+            return this;
         }
-        groups.get(g).tell(new GroupActor.Allocate(file.requestFor(g, walk, goal, count, preallocMin), groupReplies));
-        return this;
+        if (s instanceof FileAllocation.DropPreallocations) {
+            if (droppedAdapter == null) droppedAdapter = getContext().messageAdapter(Long.class, PreallocationsDropped::new);
+            allocator.tell(new AllocatorActor.DropPreallocations(droppedAdapter));
+            return this;
+        }
+        GetBlocks m = allocating;
+        allocating = null;
+        steps = null;
+        m.replyTo().tell(((FileAllocation.Answer) s).reply());
+        return idle();
     }
 
     private Behavior<Command> onGroupAnswer(GroupActor.Allocated a) {
         volume.countMessage();
-        int g = a.group();
         if (a.error() != null) { // the group failed or is closed: nothing was allocated there
             GetBlocks m = allocating;
             allocating = null;
-            walk = null;
+            steps = null;
             m.replyTo().tell(Reply.fail(a.error()));
             return idle();
         }
-        BlockGroup.Outcome o = a.outcome();
-        if (walk.reserve()) {
-            int stale = file.windowFrom(g, o);
-            if (stale >= 0) groups.get(stale).tell(new GroupActor.DiscardWindow(file.id));
-        }
-        if (!o.allocated()) return askNextGroup();
-        GetBlocks m = allocating;
-        allocating = null;
-        walk = null;
-        m.replyTo().tell(Reply.ok(file.mapAllocated(m.logicalBlock(), count, o.start(), o.blocks())));
-        return idle();
+        return step(steps.answer(a.group(), a.outcome()));
     }
+
+    private Behavior<Command> onPreallocationsDropped(PreallocationsDropped m) {
+        volume.countMessage();
+        return step(steps.preallocationsDropped(m.blocks()));
+    }
+
+    private Behavior<Command> onDropPrealloc(DropPrealloc m) {
+        volume.countMessage();
+        Extent e = file.dropPrealloc();
+        m.replyTo().tell(new PreallocationDrop.Returned(getContext().getSelf(), e == null ? List.of() : List.of(e)));
+        return this;
+    }
+
+    // ---- blocks leaving the file ------------------------------------------------------------------------
 
     private Behavior<Command> onTruncate(Truncate m) {
         volume.countMessage();
-        if (file.writers == 0) {
-            m.replyTo().tell(Reply.fail(notOpen()));
+        AllocationException bad = FileAllocation.checkTruncate(file, m.fromLogicalBlock());
+        if (bad != null) {
+            m.replyTo().tell(Reply.fail(bad));
             return this;
         }
-        if (m.fromLogicalBlock() < 0) {
-            m.replyTo().tell(Reply.fail(new AllocationException.InvalidRequest(
-                    "truncate of " + file.name + " at logical block " + m.fromLogicalBlock())));
+        // ext3_truncate drops the window, since the block map is about to change; done only once the
+        // groups agreed, so that a refused truncate changes nothing.
+        return release(file.extentsFrom(m.fromLogicalBlock()), () -> {
+            discardWindow();
+            file.truncate(m.fromLogicalBlock());
+        }, m.replyTo());
+    }
+
+    private Behavior<Command> onDiscardUnwritten(DiscardUnwritten m) {
+        volume.countMessage();
+        AllocationException bad = FileAllocation.checkRange(file, "discardUnwritten", m.logicalBlock(), m.blocks());
+        if (bad != null) {
+            m.replyTo().tell(Reply.fail(bad));
             return this;
         }
-        discardWindow(); // ext3_truncate: the block map is about to change
-        List<Extent> freed = file.truncate(m.fromLogicalBlock());
-        Map<Integer, List<Extent>> byGroup = splitByGroup(geometry, freed);
+        // The write that allocated these blocks failed: the stream is broken, so its preallocation goes too.
+        return release(file.unwrittenIn(m.logicalBlock(), m.blocks()), () -> {
+            dropPrealloc();
+            file.discardUnwritten(m.logicalBlock(), m.blocks());
+        }, m.replyTo());
+    }
+
+    private Behavior<Command> release(List<Extent> extents, Runnable apply, ActorRef<Reply<Long>> replyTo) {
+        Map<Integer, List<Extent>> byGroup = splitByGroup(geometry, extents);
         if (byGroup.isEmpty()) {
-            m.replyTo().tell(Reply.ok(0L));
+            apply.run();
+            replyTo.tell(Reply.ok(0L));
             return this;
         }
         if (freedAdapter == null) {
@@ -276,23 +339,47 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
             Class<Reply<Done>> replyClass = (Class<Reply<Done>>) (Class<?>) Reply.class;
             freedAdapter = getContext().messageAdapter(replyClass, Freed::new);
         }
-        truncating = m;
-        freesOutstanding = byGroup.size();
-        freedBlocks = 0;
-        freeError = null;
-        for (Extent e : freed) freedBlocks += e.blocks();
-        byGroup.forEach((g, list) -> groups.get(g).tell(new GroupActor.Free(list, freedAdapter)));
+        long blocks = 0;
+        for (Extent e : extents) blocks += e.blocks();
+        releasing = new Release(file.nextTx(), byGroup, blocks, apply, replyTo);
+        byGroup.forEach((g, list) -> groups.get(g).tell(new GroupActor.PrepareFree(releasing.tx, list, freedAdapter)));
         return this;
     }
 
     private Behavior<Command> onFreed(Freed f) {
         volume.countMessage();
-        if (!f.reply().isOk() && freeError == null) freeError = f.reply().error();
-        if (--freesOutstanding > 0) return this;
-        Truncate m = truncating;
-        truncating = null;
-        m.replyTo().tell(freeError == null ? Reply.ok(freedBlocks) : Reply.fail(freeError));
+        Release r = releasing;
+        if (!f.reply().isOk() && r.error == null) r.error = f.reply().error();
+        if (--r.outstanding > 0) return this;
+        if (!r.committing) {
+            if (r.error != null) {
+                for (int g : r.byGroup.keySet()) groups.get(g).tell(new GroupActor.AbortFree(r.tx));
+                releasing = null;
+                r.replyTo.tell(Reply.fail(r.error));
+                return idle();
+            }
+            // Every group holds its blocks: nothing can refuse the release any more.
+            r.apply.run();
+            r.committing = true;
+            r.outstanding = r.byGroup.size();
+            for (int g : r.byGroup.keySet()) groups.get(g).tell(new GroupActor.CommitFree(r.tx, freedAdapter));
+            return this;
+        }
+        releasing = null;
+        if (r.error != null)
+            getContext().getLog().error("file {}: a group refused to commit a release it had prepared: {}", file.name,
+                    r.error.getMessage());
+        r.replyTo.tell(r.error == null ? Reply.ok(r.blocks) : Reply.fail(r.error));
         return idle();
+    }
+
+    // ---- the rest ------------------------------------------------------------------------------------
+
+    private Behavior<Command> onMarkWritten(MarkWritten m) {
+        volume.countMessage();
+        AllocationException bad = FileAllocation.checkRange(file, "markWritten", m.logicalBlock(), m.blocks());
+        m.replyTo().tell(bad != null ? Reply.fail(bad) : Reply.ok(file.markWritten(m.logicalBlock(), m.blocks())));
+        return this;
     }
 
     private Behavior<Command> onOpen(Open m) {
@@ -306,7 +393,7 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
     private Behavior<Command> onClose(Close m) {
         volume.countMessage();
         if (file.writers == 0) {
-            m.replyTo().tell(Reply.fail(notOpen()));
+            m.replyTo().tell(Reply.fail(FileAllocation.notOpen(file)));
             return this;
         }
         boolean last = --file.writers == 0;
@@ -316,7 +403,9 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
             allocator.tell(new AllocatorActor.Passivate(file.name, getContext().getSelf(), opensSeen));
         }
         m.replyTo().tell(Reply.ok(last));
-        return this;
+        if (!last) return this;
+        // Requests that waited behind this close find the file closed, and are refused as such.
+        return stash.isEmpty() ? passivating() : stash.unstashAll(passivating());
     }
 
     private Behavior<Command> onExtents(Extents m) {
@@ -335,12 +424,12 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
 
     private void dropPrealloc() {
         Extent e = file.dropPrealloc();
-        if (e != null) groups.get(geometry.groupOf(e.start())).tell(new GroupActor.Unclaim(e));
+        if (e != null) effects.unclaim(e);
     }
 
     private void discardWindow() {
         dropPrealloc();
-        if (file.windowGroup >= 0) groups.get(file.windowGroup).tell(new GroupActor.DiscardWindow(file.id));
+        if (file.windowGroup >= 0) effects.discardWindow(file.windowGroup, file.id);
         file.windowDiscarded();
     }
 

@@ -9,22 +9,35 @@ import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
 
 /**
- * What a file knows about its own blocks: its extent map (logical run to physical run), the ext3 goal
- * state ({@code last_alloc_logical_block}, {@code last_alloc_physical_block}), and a mirror of its
- * reservation window (goal size, the group holding it, its length and hits). Owned by one
- * {@link FileActor} (or the global-lock baseline under its lock); not thread-safe.
+ * What a file knows about its own blocks: its extent map (logical run to physical run, written or
+ * unwritten), the ext3 goal state ({@code last_alloc_logical_block}, {@code last_alloc_physical_block}),
+ * and a mirror of its reservation window (goal size, the group holding it, its length and hits). Owned by
+ * one {@link FileActor} (or the global-lock baseline under its lock); not thread-safe.
  *
  * <p>Invariant: mapped runs never overlap, logically or physically; adjacent runs that are contiguous
- * both logically and physically are kept merged, so the map's size is the file's extent count.
+ * both logically and physically and in the same state (both written or both unwritten) are kept merged,
+ * so the map's size is the file's extent count. Logical blocks lie in {@code [0, MAX_LOGICAL_BLOCKS)}.
+ *
+ * <p>A fresh allocation is mapped unwritten (ext4): its blocks still hold a previous owner's bytes until
+ * the writer converts it with {@link #markWritten}.
  */
 public final class FileState {
+    /**
+     * Logical blocks of a file lie below this: 2^48 blocks (1 EiB of 4 KiB blocks, ext4's 2^32 blocks per
+     * file times 2^16). The bound keeps {@code logical + count} far from overflowing a long.
+     */
+    public static final long MAX_LOGICAL_BLOCKS = 1L << 48;
+
+    private static final int PHYSICAL = 0, BLOCKS = 1, UNWRITTEN = 2;
+
     public final long id;
     public final String name;
     public final int homeGroup;
 
-    /** logical start -> {physical start, blocks}. */
+    /** logical start -> {physical start, blocks, 1 when unwritten else 0}. */
     private final TreeMap<Long, long[]> map = new TreeMap<>();
     private long mappedBlocks;
+    private int txSeq;
 
     // Preallocation: physical blocks claimed for the file right after its last allocation and not yet
     // mapped; the next sequential getBlocks takes them without asking a group (ext4's inode PA).
@@ -47,14 +60,15 @@ public final class FileState {
         this.windowGoalBlocks = initialWindowBlocks;
     }
 
-    /** The mapped run containing {@code logical}, up to {@code max} blocks, or null for a hole. */
+    /** The mapped run containing {@code logical}, up to {@code max} blocks and in one state, or null for a hole. */
     public BlockRun lookup(long logical, int max) {
         Map.Entry<Long, long[]> e = map.floorEntry(logical);
         if (e == null) return null;
-        long lstart = e.getKey(), pstart = e.getValue()[0], len = e.getValue()[1];
+        long lstart = e.getKey(), pstart = e.getValue()[PHYSICAL], len = e.getValue()[BLOCKS];
         if (logical >= lstart + len) return null;
         long off = logical - lstart;
-        return new BlockRun(logical, pstart + off, (int) Math.min(max, len - off), false);
+        return new BlockRun(logical, pstart + off, (int) Math.min(max, len - off), false,
+                e.getValue()[UNWRITTEN] != 0);
     }
 
     /** Unmapped blocks from {@code logical} up to the next mapped one, capped at {@code max}. */
@@ -67,28 +81,129 @@ public final class FileState {
     public long precedingPhysical(long logical) {
         Map.Entry<Long, long[]> e = map.lowerEntry(logical);
         if (e == null) return -1;
-        return e.getValue()[0] + e.getValue()[1] - 1;
+        return e.getValue()[PHYSICAL] + e.getValue()[BLOCKS] - 1;
     }
 
-    /** Records a fresh allocation and updates the ext3 goal state (ext3_splice_branch). */
+    /** Records a fresh (unwritten) allocation and updates the ext3 goal state (ext3_splice_branch). */
     public void map(long logical, long physical, int blocks) {
-        Map.Entry<Long, long[]> prev = map.lowerEntry(logical);
-        if (prev != null && prev.getKey() + prev.getValue()[1] == logical
-                && prev.getValue()[0] + prev.getValue()[1] == physical) {
-            prev.getValue()[1] += blocks;
-        } else {
-            map.put(logical, new long[] {physical, blocks});
-            prev = map.floorEntry(logical);
-        }
-        Map.Entry<Long, long[]> next = map.higherEntry(logical);
-        long[] cur = prev.getValue();
-        if (next != null && prev.getKey() + cur[1] == next.getKey() && cur[0] + cur[1] == next.getValue()[0]) {
-            cur[1] += next.getValue()[1];
-            map.remove(next.getKey());
-        }
+        put(logical, physical, blocks, true);
         mappedBlocks += blocks;
         lastLogical = logical + blocks - 1;
         lastPhysical = physical + blocks - 1;
+    }
+
+    /** Inserts a run over a hole, merging it with neighbours that continue it in the same state. */
+    private void put(long logical, long physical, long blocks, boolean unwritten) {
+        long flag = unwritten ? 1 : 0;
+        Map.Entry<Long, long[]> prev = map.lowerEntry(logical);
+        long[] cur;
+        if (prev != null && prev.getKey() + prev.getValue()[BLOCKS] == logical
+                && prev.getValue()[PHYSICAL] + prev.getValue()[BLOCKS] == physical && prev.getValue()[UNWRITTEN] == flag) {
+            cur = prev.getValue();
+            cur[BLOCKS] += blocks;
+            logical = prev.getKey();
+        } else {
+            cur = new long[] {physical, blocks, flag};
+            map.put(logical, cur);
+        }
+        Map.Entry<Long, long[]> next = map.higherEntry(logical);
+        if (next != null && logical + cur[BLOCKS] == next.getKey() && cur[PHYSICAL] + cur[BLOCKS] == next.getValue()[PHYSICAL]
+                && next.getValue()[UNWRITTEN] == flag) {
+            cur[BLOCKS] += next.getValue()[BLOCKS];
+            map.remove(next.getKey());
+        }
+    }
+
+    /** The runs overlapping {@code [from, to)}, clipped to it: {logical, physical, blocks, unwritten}. */
+    private List<long[]> piecesIn(long from, long to) {
+        List<long[]> out = new ArrayList<>();
+        Map.Entry<Long, long[]> head = map.floorEntry(from);
+        Long first = head != null && head.getKey() + head.getValue()[BLOCKS] > from ? head.getKey() : map.ceilingKey(from);
+        if (first == null) return out;
+        for (Map.Entry<Long, long[]> e : map.subMap(first, true, to, false).entrySet()) {
+            long l = e.getKey(), len = e.getValue()[BLOCKS];
+            long a = Math.max(l, from), b = Math.min(l + len, to);
+            if (a < b) out.add(new long[] {a, e.getValue()[PHYSICAL] + (a - l), b - a, e.getValue()[UNWRITTEN]});
+        }
+        return out;
+    }
+
+    /** Cuts the runs at {@code at} so that no run crosses it. */
+    private void splitAt(long at) {
+        Map.Entry<Long, long[]> e = map.lowerEntry(at);
+        if (e == null) return;
+        long[] v = e.getValue();
+        long keep = at - e.getKey();
+        if (keep >= v[BLOCKS]) return;
+        map.put(at, new long[] {v[PHYSICAL] + keep, v[BLOCKS] - keep, v[UNWRITTEN]});
+        v[BLOCKS] = keep;
+    }
+
+    /**
+     * Converts the unwritten runs in {@code [logical, logical + blocks)} to written
+     * (ext4_convert_unwritten_extents); answers how many blocks changed state.
+     */
+    public long markWritten(long logical, long blocks) {
+        long to = logical + blocks, converted = 0;
+        List<long[]> pieces = piecesIn(logical, to);
+        for (long[] p : pieces) if (p[3] != 0) converted += p[2];
+        if (converted == 0) return 0;
+        splitAt(logical);
+        splitAt(to);
+        for (long[] p : pieces) {
+            if (p[3] == 0) continue;
+            map.remove(p[0]);
+            put(p[0], p[1], p[2], false);
+        }
+        // Converted runs may now continue written runs on either side of the range.
+        remergeAround(logical);
+        remergeAround(to);
+        return converted;
+    }
+
+    /** Merges the run ending at {@code at} with the one starting there when they continue each other. */
+    private void remergeAround(long at) {
+        long[] next = map.get(at);
+        if (next == null) return;
+        map.remove(at);
+        put(at, next[PHYSICAL], next[BLOCKS], next[UNWRITTEN] != 0);
+    }
+
+    /** The unwritten runs in {@code [logical, logical + blocks)} as physical extents; changes nothing. */
+    public List<Extent> unwrittenIn(long logical, long blocks) {
+        List<Extent> out = new ArrayList<>();
+        for (long[] p : piecesIn(logical, logical + blocks)) if (p[3] != 0) out.add(new Extent(p[1], p[2]));
+        return out;
+    }
+
+    /**
+     * Unmaps the unwritten runs in {@code [logical, logical + blocks)} (their blocks are to be freed in their
+     * groups); answers how many blocks were unmapped. Written runs stay.
+     */
+    public long discardUnwritten(long logical, long blocks) {
+        long to = logical + blocks, dropped = 0;
+        List<long[]> pieces = piecesIn(logical, to);
+        for (long[] p : pieces) if (p[3] != 0) dropped += p[2];
+        if (dropped == 0) return 0;
+        splitAt(logical);
+        splitAt(to);
+        for (long[] p : pieces) if (p[3] != 0) map.remove(p[0]);
+        remergeAround(logical);
+        remergeAround(to);
+        mappedBlocks -= dropped;
+        if (lastLogical >= logical) recomputeLast();
+        return dropped;
+    }
+
+    private void recomputeLast() {
+        Map.Entry<Long, long[]> last = map.lastEntry();
+        lastLogical = last == null ? -1 : last.getKey() + last.getValue()[BLOCKS] - 1;
+        lastPhysical = last == null ? -1 : last.getValue()[PHYSICAL] + last.getValue()[BLOCKS] - 1;
+    }
+
+    /** A transaction id for a two-phase free in the groups; negative, so never one of the extent interface's. */
+    long nextTx() {
+        return -((id << 24) | (++txSeq & 0xFF_FFFFL));
     }
 
     /** Maps up to {@code count} blocks at {@code logical} from the preallocation; null if it does not continue there. */
@@ -100,7 +215,7 @@ public final class FileState {
         preLogical += n;
         prePhysical += n;
         preBlocks -= n;
-        return new BlockRun(logical, physical, n, true);
+        return new BlockRun(logical, physical, n, true, true);
     }
 
     /** Gives up the preallocation; answers it (to be freed in its group), or null when there is none. */
@@ -138,35 +253,31 @@ public final class FileState {
             prePhysical = physical + mapped;
             preBlocks = blocks - mapped;
         }
-        return new BlockRun(logical, physical, mapped, true);
+        return new BlockRun(logical, physical, mapped, true, true);
+    }
+
+    /** The physical extents that {@link #truncate} at {@code fromLogical} would release; changes nothing. */
+    public List<Extent> extentsFrom(long fromLogical) {
+        List<Extent> out = new ArrayList<>();
+        for (long[] p : piecesIn(fromLogical, Long.MAX_VALUE)) out.add(new Extent(p[1], p[2]));
+        return out;
     }
 
     /** Unmaps everything at {@code fromLogical} and beyond; answers the physical extents released. */
     public List<Extent> truncate(long fromLogical) {
-        List<Extent> freed = new ArrayList<>();
-        Map.Entry<Long, long[]> head = map.lowerEntry(fromLogical);
-        if (head != null && head.getKey() + head.getValue()[1] > fromLogical) {
-            long keep = fromLogical - head.getKey();
-            long[] v = head.getValue();
-            freed.add(new Extent(v[0] + keep, v[1] - keep));
-            v[1] = keep;
-        }
-        var tail = map.tailMap(fromLogical, true);
-        for (long[] v : tail.values()) freed.add(new Extent(v[0], v[1]));
-        tail.clear();
+        List<Extent> freed = extentsFrom(fromLogical);
+        if (freed.isEmpty()) return freed;
+        splitAt(fromLogical);
+        map.tailMap(fromLogical, true).clear();
         for (Extent e : freed) mappedBlocks -= e.blocks();
-        if (lastLogical >= fromLogical) {
-            Map.Entry<Long, long[]> last = map.lastEntry();
-            lastLogical = last == null ? -1 : last.getKey() + last.getValue()[1] - 1;
-            lastPhysical = last == null ? -1 : last.getValue()[0] + last.getValue()[1] - 1;
-        }
+        if (lastLogical >= fromLogical) recomputeLast();
         return freed;
     }
 
     /** Physical extents in logical order. */
     public List<Extent> extents() {
         List<Extent> out = new ArrayList<>(map.size());
-        for (long[] v : map.values()) out.add(new Extent(v[0], v[1]));
+        for (long[] v : map.values()) out.add(new Extent(v[PHYSICAL], v[BLOCKS]));
         return out;
     }
 

@@ -4,7 +4,9 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import akka.actor.typed.ActorRef;
@@ -34,17 +36,19 @@ import org.blockyard.runtime.io.QueueActor;
  * wants its writes merged hands them to {@link #queue()} itself, as asynchronous requests.
  *
  * <p>Offsets and lengths are whole blocks: a storage engine writes blocks, and a partial block would need
- * a read-modify-write that belongs to a page cache, not here. A read of a hole answers zeros.
+ * a read-modify-write that belongs to a page cache, not here. A read of a hole answers zeros, and so does
+ * a read of blocks allocated but not yet written (ext4's unwritten extents): the store never shows a file
+ * bytes it did not write.
  */
 public final class FileStore implements AutoCloseable {
     private final ActorBlockAllocator allocator;
-    private final BlockQueue queue;
+    private final ActorBlockQueue queue;
     private final BlockDevice device;
     private final int blockBytes;
     private final int maxRequestBlocks;
     private final AtomicLong nextId = new AtomicLong(1);
 
-    private FileStore(ActorBlockAllocator allocator, BlockQueue queue, BlockDevice device) {
+    private FileStore(ActorBlockAllocator allocator, ActorBlockQueue queue, BlockDevice device) {
         this.allocator = allocator;
         this.queue = queue;
         this.device = device;
@@ -54,11 +58,17 @@ public final class FileStore implements AutoCloseable {
 
     /** Starts an allocator for {@code settings} and a queue over {@code device}, which must hold the volume. */
     public static FileStore start(AllocatorSettings settings, IoSettings io, BlockDevice device, Config config) {
+        return start(settings, io, device, config, null);
+    }
+
+    /** As {@link #start(AllocatorSettings, IoSettings, BlockDevice, Config)}, over groups {@code prepare} fills first. */
+    public static FileStore start(AllocatorSettings settings, IoSettings io, BlockDevice device, Config config,
+                                  java.util.function.Consumer<org.blockyard.runtime.alloc.BlockGroup> prepare) {
         long volumeBytes = settings.geometry().bytes();
         if (device.capacitySectors() * IoRequest.SECTOR_BYTES < volumeBytes)
             throw new IllegalArgumentException("the device holds " + device.capacitySectors() * IoRequest.SECTOR_BYTES
                     + " bytes; the volume needs " + volumeBytes);
-        ActorBlockAllocator allocator = ActorBlockAllocator.start(settings, config);
+        ActorBlockAllocator allocator = ActorBlockAllocator.start(settings, config, prepare);
         ActorRef<QueueActor.Command> q = allocator.system().systemActorOf(QueueActor.create(io.setup(), device),
                 "io-queue", Props.empty());
         ActorBlockQueue queue = new ActorBlockQueue(q, allocator.system().scheduler(), io.setup().limits(),
@@ -81,7 +91,13 @@ public final class FileStore implements AutoCloseable {
         return bytes / blockBytes;
     }
 
-    /** Writes {@code data} (whole blocks) at {@code byteOffset}, allocating the blocks it needs. */
+    /**
+     * Writes {@code data} (whole blocks) at {@code byteOffset}, allocating the blocks it needs. The blocks
+     * it allocates stay unwritten (they read as zeros) until the data is on the device; then they are
+     * converted to written. If the allocation fails, nothing is written; if the device fails, the blocks
+     * this write allocated are given back. Either way the file is left as it was and the write fails, with
+     * the allocator's or the device's error.
+     */
     public CompletionStage<Void> write(String file, long byteOffset, ByteBuffer data) {
         long logical, blocks;
         try {
@@ -90,15 +106,39 @@ public final class FileStore implements AutoCloseable {
         } catch (AllocationException e) {
             return CompletableFuture.failedFuture(e);
         }
+        if (blocks == 0) return CompletableFuture.completedFuture(null);
         ByteBuffer src = data.duplicate();
-        return map(file, logical, blocks, true, new ArrayList<>()).thenCompose(runs -> {
+        RunCollector mapping = new RunCollector(file, logical, blocks, true);
+        return mapping.collect().handle((runs, mapFault) -> {
+            if (mapFault != null) return discardThenFail(file, mapping.runs, mapFault);
             List<IoRequest> requests = new ArrayList<>();
             for (BlockRun run : runs) requests.addAll(requests(run, IoRequest::write, src));
-            return all(queue.submitAll(requests));
-        });
+            return all(queue.submitAll(requests)).handle((v, ioFault) -> ioFault != null
+                    ? discardThenFail(file, runs, ioFault)
+                    : allocator.markWritten(file, logical, blocks).thenApply(n -> (Void) null))
+                    .thenCompose(x -> x);
+        }).thenCompose(x -> x);
     }
 
-    /** Reads {@code length} bytes (whole blocks) at {@code byteOffset}; holes read as zeros. */
+    /** Gives back the runs this write allocated (those still unwritten), then fails with {@code cause}. */
+    private CompletionStage<Void> discardThenFail(String file, List<BlockRun> runs, Throwable cause) {
+        Throwable error = cause instanceof CompletionException && cause.getCause() != null ? cause.getCause() : cause;
+        List<CompletableFuture<Long>> discards = new ArrayList<>();
+        long from = -1, to = -1;
+        for (BlockRun run : runs) {
+            if (!run.fresh()) continue;
+            if (run.logicalStart() != to) {
+                if (from >= 0) discards.add(allocator.discardUnwritten(file, from, to - from).toCompletableFuture());
+                from = run.logicalStart();
+            }
+            to = run.logicalStart() + run.blocks();
+        }
+        if (from >= 0) discards.add(allocator.discardUnwritten(file, from, to - from).toCompletableFuture());
+        return CompletableFuture.allOf(discards.toArray(CompletableFuture[]::new))
+                .handle((v, e) -> { throw error instanceof RuntimeException r ? r : new CompletionException(error); });
+    }
+
+    /** Reads {@code length} bytes (whole blocks) at {@code byteOffset}; holes and unwritten blocks read as zeros. */
     public CompletionStage<ByteBuffer> read(String file, long byteOffset, int length) {
         long logical, blocks;
         try {
@@ -108,12 +148,16 @@ public final class FileStore implements AutoCloseable {
             return CompletableFuture.failedFuture(e);
         }
         ByteBuffer out = ByteBuffer.allocate(length);
-        return map(file, logical, blocks, false, new ArrayList<>()).thenCompose(runs -> {
+        if (blocks == 0) return CompletableFuture.completedFuture(out);
+        return new RunCollector(file, logical, blocks, false).collect().thenCompose(runs -> {
             List<IoRequest> requests = new ArrayList<>();
             ByteBuffer dst = out.duplicate();
             for (BlockRun run : runs) {
                 if (run.isHole()) {
                     dst.position(dst.position() + blockBytes); // a hole reads as zeros
+                } else if (run.unwritten()) {
+                    // Allocated but not written yet: the blocks still hold someone else's bytes.
+                    dst.position(dst.position() + run.blocks() * blockBytes);
                 } else {
                     requests.addAll(requests(run, IoRequest::read, dst));
                 }
@@ -124,17 +168,67 @@ public final class FileStore implements AutoCloseable {
 
     /**
      * The runs covering {@code [logical, logical + blocks)}: allocated with {@code create}, else mapped runs
-     * and one-block holes (a hole is a run of 0 blocks at its logical block).
+     * and one-block holes (a hole is a run of 0 blocks at its logical block). One {@code getBlocks} at a
+     * time, in a loop that does not grow the stack however many runs there are: an answer that is already
+     * there when its continuation is attached runs that continuation inline, so the loop only counts it
+     * and the running turn picks it up.
      */
-    private CompletionStage<List<BlockRun>> map(String file, long logical, long blocks, boolean create,
-                                                List<BlockRun> acc) {
-        if (blocks == 0) return CompletableFuture.completedFuture(acc);
-        int ask = (int) Math.min(blocks, Integer.MAX_VALUE);
-        return allocator.getBlocks(file, logical, ask, create).thenCompose(run -> {
-            acc.add(run);
-            long n = run.isHole() ? 1 : run.blocks();
-            return map(file, logical + n, blocks - n, create, acc);
-        });
+    private final class RunCollector {
+        private final String file;
+        private final boolean create;
+        private final CompletableFuture<List<BlockRun>> out = new CompletableFuture<>();
+        private final AtomicInteger wip = new AtomicInteger();
+        /** The runs got so far (also after a failure: a failed write gives them back). */
+        final List<BlockRun> runs = new ArrayList<>();
+        private long logical;
+        private long left;
+        private boolean waiting;
+        private BlockRun answer;
+        private Throwable fault;
+
+        RunCollector(String file, long logical, long blocks, boolean create) {
+            this.file = file;
+            this.logical = logical;
+            this.left = blocks;
+            this.create = create;
+        }
+
+        CompletableFuture<List<BlockRun>> collect() {
+            resume();
+            return out;
+        }
+
+        private void resume() {
+            if (wip.getAndIncrement() != 0) return;
+            do {
+                turn();
+            } while (wip.decrementAndGet() != 0);
+        }
+
+        private void turn() {
+            if (waiting) {
+                waiting = false;
+                if (fault != null) {
+                    out.completeExceptionally(fault);
+                    return;
+                }
+                runs.add(answer);
+                long n = answer.isHole() ? 1 : answer.blocks();
+                logical += n;
+                left -= n;
+            }
+            if (left == 0) {
+                out.complete(runs);
+                return;
+            }
+            waiting = true;
+            allocator.getBlocks(file, logical, (int) Math.min(left, Integer.MAX_VALUE), create)
+                    .whenComplete((run, e) -> {
+                        answer = run;
+                        fault = e;
+                        resume();
+                    });
+        }
     }
 
     private interface Make {
@@ -164,6 +258,9 @@ public final class FileStore implements AutoCloseable {
 
     @Override
     public void close() {
+        // The queue first: what it holds fails with IoException.Closed, and so does every later submission
+        // (a write in flight gives back its blocks only while the allocator still answers).
+        queue.close();
         allocator.close();
         try {
             device.close();

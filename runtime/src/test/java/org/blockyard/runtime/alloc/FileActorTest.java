@@ -46,7 +46,7 @@ class FileActorTest {
         assertFalse(groups.get(0).hasMessages(), "and is not sent to a group yet");
 
         file.run(new GroupActor.Allocated(0, new BlockGroup.Outcome(100, 1, 8, 8, 1)));
-        assertEquals(new BlockRun(0, 100, 1, true), first.receiveMessage().get());
+        assertEquals(new BlockRun(0, 100, 1, true, true), first.receiveMessage().get());
         GroupActor.Allocate next = (GroupActor.Allocate) groups.get(0).receiveMessage();
         assertEquals(101, next.request().goal(), "appending: the goal is the block after the last one");
         assertEquals(ask.request().file(), next.request().file());

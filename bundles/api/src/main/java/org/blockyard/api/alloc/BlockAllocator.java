@@ -18,6 +18,15 @@ import org.osgi.annotation.versioning.ProviderType;
  * {@link #release}, {@link #freeExtents}, {@link #freeBlocks}, {@link #fragmentationScore}.</li>
  * </ul>
  * Block numbers are absolute on the volume; extents are {@code [start, start + blocks)}.
+ *
+ * <p><b>Write before you read.</b> The allocator hands out blocks as they are on the device: a block
+ * freed by one owner and allocated to the next still holds the first owner's bytes. Extents from
+ * {@link #allocate} are the caller's to write before anything reads them. A run that {@link #getBlocks}
+ * allocates is mapped <em>unwritten</em> (ext4's unwritten extents): lookups answer it with
+ * {@link BlockRun#unwritten()} set, and whoever reads the file must read such a run as zeros. The caller
+ * that allocated it writes its data, then converts the run with {@link #markWritten}; if the write fails it
+ * gives the run back with {@link #discardUnwritten}. A file's logical blocks lie in
+ * {@code [0, 2^48)}; a call beyond that is refused.
  */
 @ProviderType
 public interface BlockAllocator {
@@ -37,8 +46,25 @@ public interface BlockAllocator {
      */
     CompletionStage<BlockRun> getBlocks(String file, long logicalBlock, int maxBlocks, boolean create);
 
-    /** Frees every block of {@code file} at logical {@code fromLogicalBlock} and beyond; answers how many. */
+    /**
+     * Frees every block of {@code file} at logical {@code fromLogicalBlock} and beyond; answers how many.
+     * Every block is checked with its group first: a refused truncate leaves the file as it was.
+     */
     CompletionStage<Long> truncate(String file, long fromLogicalBlock);
+
+    /**
+     * Converts the unwritten runs of {@code file} inside {@code [logicalBlock, logicalBlock + blocks)} to
+     * written (ext4_convert_unwritten_extents), once their data is on the device; answers how many blocks
+     * changed state. Holes and written runs in the range are left alone.
+     */
+    CompletionStage<Long> markWritten(String file, long logicalBlock, long blocks);
+
+    /**
+     * Unmaps and frees the blocks of {@code file} inside {@code [logicalBlock, logicalBlock + blocks)} that
+     * are still unwritten (a write that failed gives back what it allocated); written blocks stay mapped.
+     * Answers how many blocks were freed.
+     */
+    CompletionStage<Long> discardUnwritten(String file, long logicalBlock, long blocks);
 
     /** Drops one writer; the last writer's close discards the file's reservation window. */
     CompletionStage<Void> close(String file);

@@ -1,0 +1,163 @@
+package org.blockyard.runtime.alloc;
+
+import org.blockyard.api.alloc.AllocationException;
+import org.blockyard.api.alloc.AllocationPolicy;
+import org.blockyard.api.alloc.BlockRun;
+import org.blockyard.api.alloc.Extent;
+import org.blockyard.api.alloc.Geometry;
+
+/**
+ * The steps of one {@code getBlocks} on a file, without any concurrency of its own, so that the
+ * {@link FileActor} (one message per step) and the global-lock baseline (direct calls under its lock)
+ * run the same checks and the same walk. {@link #start} answers at once (a mapped run, a hole, a
+ * preallocation hit, a refusal) or asks a group; each group's {@link BlockGroup.Outcome} goes to
+ * {@link #answer}, which says the next step. When the walk finds no space the machine asks its driver
+ * to have every open file give back its unused preallocation ({@link DropPreallocations}), and retries
+ * once if that gave anything back (ext4's discard-and-retry before ENOSPC).
+ *
+ * <p>The checks, shared with truncate and the unwritten-extent calls ({@link #checkRange}): a file must
+ * be open; logical blocks lie in {@code [0, FileState.MAX_LOGICAL_BLOCKS)} and a count is at least 1. A
+ * refused request changes nothing.
+ */
+final class FileAllocation {
+
+    /** Messages to groups that need no answer, as the driver sends them (a tell, or a call under the lock). */
+    interface Groups {
+        /** Frees a preallocation the file gave up. */
+        void unclaim(Extent extent);
+
+        void discardWindow(int group, long file);
+    }
+
+    sealed interface Step permits Answer, Ask, DropPreallocations {}
+
+    /** The request is over: reply with this. */
+    record Answer(Reply<BlockRun> reply) implements Step {}
+
+    /** Send {@code request} to {@code group} and pass its outcome to {@link #answer}. */
+    record Ask(int group, BlockGroup.Request request) implements Step {}
+
+    /** Have every open file give back its preallocation, then call {@link #preallocationsDropped}. */
+    enum DropPreallocations implements Step { INSTANCE }
+
+    private final FileState file;
+    private final AllocationPolicy policy;
+    private final VolumeState volume;
+    private final Geometry geometry;
+    private final int preallocMin;
+    private final Groups groups;
+    private final long logical;
+    private final int maxBlocks;
+    private final boolean create;
+    private int count;
+    private long goal;
+    private GroupWalk walk;
+    private boolean retried;
+
+    FileAllocation(FileState file, AllocationPolicy policy, VolumeState volume, int preallocMinWindowBlocks,
+                   Groups groups, long logicalBlock, int maxBlocks, boolean create) {
+        this.file = file;
+        this.policy = policy;
+        this.volume = volume;
+        this.geometry = volume.geometry();
+        this.preallocMin = preallocMinWindowBlocks;
+        this.groups = groups;
+        this.logical = logicalBlock;
+        this.maxBlocks = maxBlocks;
+        this.create = create;
+    }
+
+    static AllocationException notOpen(FileState file) {
+        return new AllocationException.UnknownFile("file " + file.name + " is not open (closed by its last writer)");
+    }
+
+    /** Refuses {@code [logical, logical + blocks)} unless the file is open and the range is a valid one. */
+    static AllocationException checkRange(FileState file, String call, long logical, long blocks) {
+        if (file.writers == 0) return notOpen(file);
+        if (logical < 0)
+            return new AllocationException.InvalidRequest(call + " of " + file.name + " at logical block " + logical
+                    + ": logical blocks start at 0");
+        if (blocks < 1)
+            return new AllocationException.InvalidRequest(call + " for " + blocks + " blocks of " + file.name
+                    + ": the count must be at least 1");
+        if (logical >= FileState.MAX_LOGICAL_BLOCKS || blocks > FileState.MAX_LOGICAL_BLOCKS - logical)
+            return new AllocationException.OutOfRange(call + " of " + blocks + " blocks at logical block " + logical
+                    + " of " + file.name + " reaches past the largest file, " + FileState.MAX_LOGICAL_BLOCKS
+                    + " blocks");
+        return null;
+    }
+
+    static AllocationException checkTruncate(FileState file, long fromLogicalBlock) {
+        if (file.writers == 0) return notOpen(file);
+        if (fromLogicalBlock < 0)
+            return new AllocationException.InvalidRequest("truncate of " + file.name + " at logical block "
+                    + fromLogicalBlock + ": logical blocks start at 0");
+        return null;
+    }
+
+    Step start() {
+        AllocationException bad = checkRange(file, "getBlocks", logical, maxBlocks);
+        if (bad != null) return fail(bad);
+        BlockRun mapped = file.lookup(logical, maxBlocks);
+        if (mapped != null) return ok(mapped);
+        if (!create) return ok(new BlockRun(logical, -1, 0, false, false));
+        count = file.holeLength(logical, maxBlocks);
+        BlockRun pre = file.takePrealloc(logical, count);
+        if (pre != null) return ok(pre);
+        dropPrealloc(); // not sequential: its preallocation would only be in the way
+        goal = policy.goal(logical, file.lastLogical, file.lastPhysical, file.precedingPhysical(logical),
+                file.homeGroup, volume);
+        if (goal < 0 || goal >= geometry.totalBlocks()) goal = geometry.groupStart(file.homeGroup);
+        startWalk();
+        return next();
+    }
+
+    /** The outcome of the last {@link Ask}. */
+    Step answer(int group, BlockGroup.Outcome o) {
+        if (walk.reserve()) {
+            int stale = file.windowFrom(group, o);
+            if (stale >= 0) groups.discardWindow(stale, file.id);
+        }
+        if (!o.allocated()) return next();
+        return ok(file.mapAllocated(logical, count, o.start(), o.blocks()));
+    }
+
+    /** After {@link DropPreallocations}: {@code blocks} were given back on the whole volume. */
+    Step preallocationsDropped(long blocks) {
+        if (blocks <= 0) return noSpace();
+        startWalk();
+        return next();
+    }
+
+    private void startWalk() {
+        walk = new GroupWalk(policy, volume, geometry.groupOf(goal), file.windowGoalBlocks, file.windowGroup >= 0);
+    }
+
+    private Step next() {
+        int g = walk.next();
+        if (g >= 0) return new Ask(g, file.requestFor(g, walk, goal, count, preallocMin));
+        if (!retried) {
+            retried = true;
+            return DropPreallocations.INSTANCE;
+        }
+        return noSpace();
+    }
+
+    private Step noSpace() {
+        return fail(new AllocationException.NoSpace("no free block for " + file.name + " (logical " + logical
+                + "), even without reservation windows and after open files gave back their preallocations"));
+    }
+
+    private void dropPrealloc() {
+        Extent e = file.dropPrealloc();
+        if (e != null) groups.unclaim(e);
+    }
+
+    private static Step ok(BlockRun run) {
+        return new Answer(Reply.ok(run));
+    }
+
+    private static Step fail(AllocationException e) {
+        return new Answer(Reply.fail(e));
+    }
+}

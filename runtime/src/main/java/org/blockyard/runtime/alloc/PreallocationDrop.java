@@ -1,0 +1,116 @@
+package org.blockyard.runtime.alloc;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import akka.Done;
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.Behavior;
+import akka.actor.typed.javadsl.AbstractBehavior;
+import akka.actor.typed.javadsl.ActorContext;
+import akka.actor.typed.javadsl.Behaviors;
+import akka.actor.typed.javadsl.Receive;
+
+import org.blockyard.api.alloc.Extent;
+import org.blockyard.api.alloc.Geometry;
+
+/**
+ * One "give back every preallocation" round (ext4's discard of inode preallocations before ENOSPC), as a
+ * short-lived child of the {@link AllocatorActor}: it asks every live file actor for its unused
+ * preallocation, frees what they gave up in the groups, and answers the number of blocks freed only once
+ * every group has applied its frees, so that an allocation retried after the answer sees them. A file
+ * actor that stops before answering counts as having given back nothing.
+ */
+final class PreallocationDrop extends AbstractBehavior<PreallocationDrop.Command> {
+
+    interface Command {}
+
+    /** A file actor's answer to {@link FileActor.DropPrealloc}: the preallocation it gave up (empty or one extent). */
+    record Returned(ActorRef<FileActor.Command> file, List<Extent> extents) implements Command {}
+
+    private record FileGone(ActorRef<FileActor.Command> file) implements Command {}
+
+    private record Freed(Reply<Done> reply) implements Command {}
+
+    private final Geometry geometry;
+    private final List<ActorRef<GroupActor.Command>> groups;
+    private final ActorRef<Long> replyTo;
+    private final Set<ActorRef<FileActor.Command>> pending = new HashSet<>();
+    private final List<Extent> returned = new ArrayList<>();
+    private Map<Integer, List<Extent>> byGroup;
+    private int freesOutstanding;
+    private long freedBlocks;
+
+    static Behavior<Command> create(List<ActorRef<FileActor.Command>> files, List<ActorRef<GroupActor.Command>> groups,
+                                    Geometry geometry, ActorRef<Long> replyTo) {
+        return Behaviors.setup(ctx -> new PreallocationDrop(ctx, files, groups, geometry, replyTo).begin());
+    }
+
+    private PreallocationDrop(ActorContext<Command> context, List<ActorRef<FileActor.Command>> files,
+                              List<ActorRef<GroupActor.Command>> groups, Geometry geometry, ActorRef<Long> replyTo) {
+        super(context);
+        this.groups = groups;
+        this.geometry = geometry;
+        this.replyTo = replyTo;
+        ActorRef<Returned> self = context.getSelf().narrow();
+        for (ActorRef<FileActor.Command> f : files) {
+            if (!pending.add(f)) continue;
+            context.watchWith(f, new FileGone(f));
+            f.tell(new FileActor.DropPrealloc(self));
+        }
+    }
+
+    private Behavior<Command> begin() {
+        return pending.isEmpty() ? freeReturned() : this;
+    }
+
+    @Override
+    public Receive<Command> createReceive() {
+        return newReceiveBuilder()
+                .onMessage(Returned.class, this::onReturned)
+                .onMessage(FileGone.class, this::onFileGone)
+                .onMessage(Freed.class, this::onFreed)
+                .build();
+    }
+
+    private Behavior<Command> onReturned(Returned m) {
+        if (byGroup != null) { // too late for this round: free it all the same
+            for (Extent e : m.extents()) groups.get(geometry.groupOf(e.start())).tell(new GroupActor.Unclaim(e));
+            return this;
+        }
+        returned.addAll(m.extents());
+        if (pending.remove(m.file())) getContext().unwatch(m.file());
+        return pending.isEmpty() ? freeReturned() : this;
+    }
+
+    private Behavior<Command> onFileGone(FileGone m) {
+        if (byGroup != null || !pending.remove(m.file())) return this;
+        return pending.isEmpty() ? freeReturned() : this;
+    }
+
+    private Behavior<Command> freeReturned() {
+        byGroup = FileActor.splitByGroup(geometry, returned);
+        if (byGroup.isEmpty()) {
+            replyTo.tell(0L);
+            return Behaviors.stopped();
+        }
+        @SuppressWarnings("unchecked")
+        Class<Reply<Done>> replyClass = (Class<Reply<Done>>) (Class<?>) Reply.class;
+        ActorRef<Reply<Done>> adapter = getContext().messageAdapter(replyClass, Freed::new);
+        freesOutstanding = byGroup.size();
+        byGroup.forEach((g, list) -> groups.get(g).tell(new GroupActor.Free(list, adapter)));
+        return this;
+    }
+
+    private Behavior<Command> onFreed(Freed m) {
+        if (!m.reply().isOk())
+            getContext().getLog().error("a returned preallocation was refused by its group: {}", m.reply().error().getMessage());
+        if (--freesOutstanding > 0) return this;
+        for (Extent e : returned) freedBlocks += e.blocks();
+        replyTo.tell(freedBlocks);
+        return Behaviors.stopped();
+    }
+}
