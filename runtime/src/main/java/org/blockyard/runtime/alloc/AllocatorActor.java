@@ -154,7 +154,14 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
             return this;
         }
         if (e == null) {
-            int home = policy.homeGroup(m.file(), volume);
+            int home;
+            try {
+                home = policy.homeGroup(m.file(), volume);
+            } catch (RuntimeException bug) {
+                getContext().getLog().error("policy {} failed to choose a home group for {}; using group 0",
+                        policy.id(), m.file(), bug);
+                home = 0;
+            }
             if (home < 0 || home >= groups.size()) home = 0;
             e = new Entry(new FileState(nextFileId++, m.file(), home, policy.initialWindowBlocks()));
             files.put(m.file(), e);

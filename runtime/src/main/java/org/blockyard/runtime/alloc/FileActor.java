@@ -158,7 +158,7 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
 
     @Override
     public Receive<Command> createReceive() {
-        return newReceiveBuilder()
+        Receive<Command> active = newReceiveBuilder()
                 .onMessage(GroupActor.Allocated.class, this::onGroupAnswer)
                 .onMessage(PreallocationsDropped.class, this::onPreallocationsDropped)
                 .onMessage(Freed.class, this::onFreed)
@@ -175,6 +175,34 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
                 .onMessage(Extents.class, this::onExtents)
                 .onMessage(Held.class, this::onHeld)
                 .build();
+        return newReceiveBuilder().onMessage(Command.class, m -> guarded(active, m)).build();
+    }
+
+    /**
+     * Serves one message. A fault (a bug, or a policy plugin that threw) answers that message and the
+     * request in progress with {@code Failed}; a release still being prepared is aborted in its groups; the
+     * actor goes on with the next request, and the log names the cause.
+     */
+    private Behavior<Command> guarded(Receive<Command> active, Command m) throws Exception {
+        try {
+            return active.receiveMessage(m);
+        } catch (RuntimeException e) {
+            getContext().getLog().error("file {}: {} failed; answering it with an error", file.name,
+                    m.getClass().getSimpleName(), e);
+            AllocationException failed = new AllocationException.Failed("file " + file.name + ": "
+                    + m.getClass().getSimpleName() + " failed: " + e);
+            refuse(m, failed);
+            if (allocating != null && allocating != m) allocating.replyTo().tell(Reply.fail(failed));
+            if (releasing != null) {
+                if (!releasing.committing)
+                    for (int g : releasing.byGroup.keySet()) groups.get(g).tell(new GroupActor.AbortFree(releasing.tx));
+                releasing.replyTo.tell(Reply.fail(failed));
+            }
+            allocating = null;
+            steps = null;
+            releasing = null;
+            return idle();
+        }
     }
 
     /** After the last close: the state may belong to a new actor already, so nothing here reads or writes it. */

@@ -80,21 +80,29 @@ class FaultsAndShutdownTest {
         refused(AllocationException.Closed.class, a.stats());
     }
 
-    /** A policy plugin with a bug: its window search start throws once. */
+    /** A policy plugin with a bug: {@code where} ("window", "goal" or "home") throws once. */
     private static AllocationPolicy throwingOnce(AllocationPolicy p, AtomicBoolean armed) {
+        return throwingOnce(p, armed, "window");
+    }
+
+    private static AllocationPolicy throwingOnce(AllocationPolicy p, AtomicBoolean armed, String where) {
         return new AllocationPolicy() {
             @Override public String id() { return "throws-once"; }
             @Override public int initialWindowBlocks() { return p.initialWindowBlocks(); }
             @Override public int nextWindowBlocks(int previous, long used, long window, int request, int groupData) {
                 return p.nextWindowBlocks(previous, used, window, request, groupData);
             }
-            @Override public int homeGroup(String file, Volume volume) { return p.homeGroup(file, volume); }
+            @Override public int homeGroup(String file, Volume volume) {
+                if (where.equals("home") && armed.getAndSet(false)) throw new IllegalStateException("policy bug");
+                return p.homeGroup(file, volume);
+            }
             @Override public long goal(long logical, long lastLogical, long lastPhysical, long preceding, int home,
                                        Volume volume) {
+                if (where.equals("goal") && armed.getAndSet(false)) throw new IllegalStateException("policy bug");
                 return p.goal(logical, lastLogical, lastPhysical, preceding, home, volume);
             }
             @Override public long windowSearchStart(long goal, int windowBlocks, GroupView group) {
-                if (armed.getAndSet(false)) throw new IllegalStateException("policy bug");
+                if (where.equals("window") && armed.getAndSet(false)) throw new IllegalStateException("policy bug");
                 return p.windowSearchStart(goal, windowBlocks, group);
             }
         };
@@ -107,13 +115,41 @@ class FaultsAndShutdownTest {
                 throwingOnce(ReservationPolicy.extended(), armed)))) {
             await(a.open("/f"));
             long free = await(a.freeBlocks());
-            refused(AllocationException.Failed.class, a.getBlocks("/f", 0, 8, true));
+            var failed = refused(AllocationException.Failed.class, a.getBlocks("/f", 0, 8, true));
+            assertTrue(failed.getMessage().contains("policy bug"), "the error names the fault: " + failed.getMessage());
             assertEquals(free, (long) await(a.freeBlocks()), "the failed call took blocks");
             var run = await(a.getBlocks("/f", 0, 8, true));
             assertEquals(8, run.blocks());
             List<Extent> owned = new ArrayList<>(await(a.heldExtents("/f")));
             owned.addAll(await(a.allocate(16, 1, 0, -1)));
             AllocatorChecks.checkInvariants(a, owned);
+        }
+    }
+
+    @Test
+    void aFileActorWhosePolicyThrowsAnswersFailedAndServesTheNextCall() {
+        AtomicBoolean armed = new AtomicBoolean(true);
+        try (ActorBlockAllocator a = ActorBlockAllocator.start(AllocatorSettings.of(geometry,
+                throwingOnce(ReservationPolicy.extended(), armed, "goal")))) {
+            await(a.open("/f"));
+            long free = await(a.freeBlocks());
+            var failed = refused(AllocationException.Failed.class, a.getBlocks("/f", 0, 8, true));
+            assertTrue(failed.getMessage().contains("policy bug"), "the error names the fault: " + failed.getMessage());
+            assertEquals(free, (long) await(a.freeBlocks()));
+            assertEquals(8, await(a.getBlocks("/f", 0, 8, true)).blocks());
+            AllocatorChecks.checkInvariants(a, await(a.heldExtents("/f")));
+        }
+    }
+
+    @Test
+    void anOpenWhosePolicyThrowsForTheHomeGroupStillOpensTheFile() {
+        AtomicBoolean armed = new AtomicBoolean(true);
+        try (ActorBlockAllocator a = ActorBlockAllocator.start(AllocatorSettings.of(geometry,
+                throwingOnce(ReservationPolicy.extended(), armed, "home")))) {
+            await(a.open("/f"));
+            assertEquals(8, await(a.getBlocks("/f", 0, 8, true)).blocks());
+            await(a.open("/g"));
+            assertEquals(8, await(a.getBlocks("/g", 0, 8, true)).blocks());
         }
     }
 
