@@ -2,7 +2,6 @@ package org.blockyard.runtime.alloc;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -229,18 +228,11 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     @Override
     public CompletionStage<List<Extent>> allocate(long wantBlocks, int unitBlocks, long maxExtentBlocks, long hint) {
         if (closed) return failed(closedError());
-        if (unitBlocks < 1 || unitBlocks > geometry.blocksPerGroup())
-            return failed(new AllocationException.InvalidRequest("allocation unit of " + unitBlocks
-                    + " blocks: it must be between 1 and a group (" + geometry.blocksPerGroup() + " blocks)"));
-        if (wantBlocks < 1 || wantBlocks % unitBlocks != 0)
-            return failed(new AllocationException.InvalidRequest("want " + wantBlocks
-                    + " blocks: it must be at least 1 and a multiple of the unit (" + unitBlocks + ")"));
-        if (maxExtentBlocks < 0 || maxExtentBlocks > 0 && (maxExtentBlocks < unitBlocks || maxExtentBlocks % unitBlocks != 0))
-            return failed(new AllocationException.InvalidRequest("maximum extent of " + maxExtentBlocks
-                    + " blocks: 0 (no limit) or a multiple of the unit (" + unitBlocks + ")"));
-        if (hint < -1 || hint >= geometry.totalBlocks())
-            return failed(new AllocationException.OutOfRange("hint " + hint + " is outside the volume [0, "
-                    + geometry.totalBlocks() + ")"));
+        try {
+            ExtentChecks.allocate(geometry, wantBlocks, unitBlocks, maxExtentBlocks, hint);
+        } catch (AllocationException e) {
+            return failed(e);
+        }
         CompletableFuture<List<Extent>> out = new CompletableFuture<>();
         new ExtentAllocation(wantBlocks, unitBlocks, maxExtentBlocks, hint, out).resume();
         return out;
@@ -370,18 +362,11 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     public CompletionStage<Void> release(List<Extent> extents) {
         if (closed) return failed(closedError());
         if (extents == null || extents.isEmpty()) return CompletableFuture.completedFuture(null);
-        List<Extent> sorted = new ArrayList<>(extents);
-        for (Extent e : sorted) {
-            if (e == null) return failed(new AllocationException.InvalidRequest("a null extent in a release"));
-            if (e.start() >= geometry.totalBlocks() || e.blocks() > geometry.totalBlocks() - e.start())
-                return failed(new AllocationException.OutOfRange("extent " + e + " does not lie inside the volume [0, "
-                        + geometry.totalBlocks() + ")"));
-        }
-        Collections.sort(sorted);
-        for (int i = 1; i < sorted.size(); i++) {
-            if (sorted.get(i - 1).end() > sorted.get(i).start())
-                return failed(new AllocationException.DoubleFree("extents " + sorted.get(i - 1) + " and " + sorted.get(i)
-                        + " overlap: the release would free blocks twice"));
+        List<Extent> sorted;
+        try {
+            sorted = ExtentChecks.release(geometry, extents);
+        } catch (AllocationException e) {
+            return failed(e);
         }
         Map<Integer, List<Extent>> byGroup = FileActor.splitByGroup(geometry, sorted);
         if (byGroup.size() == 1) {
@@ -419,29 +404,24 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     @Override
     public CompletionStage<FreeExtentPage> freeExtents(long fromBlock, long toBlock, int maxCount) {
         if (closed) return failed(closedError());
-        if (fromBlock < 0 || toBlock > geometry.totalBlocks() || fromBlock > toBlock)
-            return failed(new AllocationException.OutOfRange("range [" + fromBlock + ", " + toBlock
-                    + ") is not inside the volume [0, " + geometry.totalBlocks() + ")"));
-        if (maxCount < 1)
-            return failed(new AllocationException.InvalidRequest("at most " + maxCount + " extents: ask for at least 1"));
+        try {
+            ExtentChecks.freeExtents(geometry, fromBlock, toBlock, maxCount);
+        } catch (AllocationException e) {
+            return failed(e);
+        }
         CompletableFuture<FreeExtentPage> out = new CompletableFuture<>();
         if (fromBlock == toBlock) return CompletableFuture.completedFuture(new FreeExtentPage(List.of(), -1));
         new FreeRunCollection(fromBlock, toBlock, maxCount, out).resume();
         return out;
     }
 
-    /**
-     * Free runs collected group by group, merging runs that touch across a group boundary. The page is
-     * full when it holds {@code max} runs and one more run was seen, so its last run is complete.
-     */
+    /** A {@link FreeRunPage} filled by asking the groups one at a time. */
     private final class FreeRunCollection extends AskLoop {
         private final long from;
         private final long to;
-        private final int max;
+        private final FreeRunPage page;
         private final CompletableFuture<FreeExtentPage> out;
-        private final List<Extent> runs = new ArrayList<>();
         private int group;
-        private boolean full;
         private boolean waiting;
         private Reply<List<Extent>> answer;
         private Throwable fault;
@@ -449,7 +429,7 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         FreeRunCollection(long from, long to, int max, CompletableFuture<FreeExtentPage> out) {
             this.from = from;
             this.to = to;
-            this.max = max;
+            this.page = new FreeRunPage(to, max);
             this.out = out;
             this.group = geometry.groupOf(from);
         }
@@ -463,21 +443,11 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
                     out.completeExceptionally(error);
                     return;
                 }
-                for (Extent e : answer.value()) {
-                    int last = runs.size() - 1;
-                    if (last >= 0 && runs.get(last).end() == e.start())
-                        runs.set(last, new Extent(runs.get(last).start(), runs.get(last).blocks() + e.blocks()));
-                    else if (runs.size() < max) runs.add(e);
-                    else {
-                        full = true;
-                        break;
-                    }
-                }
+                page.add(answer.value());
                 group++;
             }
-            if (!full && group < geometry.groups() && geometry.groupStart(group) < to) {
-                int g = group;
-                int ask = (int) Math.min(Integer.MAX_VALUE, max - runs.size() + 1L);
+            if (!page.full() && group < geometry.groups() && geometry.groupStart(group) < to) {
+                int g = group, ask = page.wanted();
                 waiting = true;
                 await(ActorBlockAllocator.this.<GroupActor.Command, Reply<List<Extent>>>askPlain(groups.get(g),
                         r -> new GroupActor.FreeRuns(from, to, ask, r)), (v, e) -> {
@@ -486,8 +456,7 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
                 });
                 return;
             }
-            long next = full && runs.get(runs.size() - 1).end() < to ? runs.get(runs.size() - 1).end() : -1;
-            out.complete(new FreeExtentPage(runs, next));
+            out.complete(page.page());
         }
     }
 

@@ -4,12 +4,18 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.AllocationPolicy;
+import org.blockyard.api.alloc.AllocatorStats;
+import org.blockyard.api.alloc.BlockAllocator;
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
+import org.blockyard.api.alloc.FreeExtentPage;
 import org.blockyard.api.alloc.Geometry;
 
 /**
@@ -18,8 +24,13 @@ import org.blockyard.api.alloc.Geometry;
  * synchronously by the caller's thread behind one lock that is held across the whole bitmap search —
  * ext3 before the seed 000 patch, when {@code s_rsv_window_lock} covered the scan. Not a product
  * allocator: it exists so that benchmarks can give ratios in the same run.
+ *
+ * <p>It is a {@link BlockAllocator} like the actors, with the same checks ({@link FileAllocation},
+ * {@link ExtentChecks}) and the same extent walk ({@link ExtentWalk}), so benchmarks and contract tests
+ * drive both through one interface; every stage it answers is already complete. Benchmarks that want
+ * no map lookup per call use the {@link FileState} handles ({@link #openFile}).
  */
-public final class GlobalLockAllocator {
+public final class GlobalLockAllocator implements BlockAllocator {
     private final ReentrantLock lock = new ReentrantLock();
     private final AllocationPolicy policy;
     private final VolumeState volume;
@@ -27,6 +38,7 @@ public final class GlobalLockAllocator {
     private final BlockGroup[] groups;
     private final Map<String, FileState> files = new HashMap<>();
     private long nextFileId = 1;
+    private long extentCursor = -1;
 
     private final int preallocMin;
     private final FileAllocation.Groups effects = new FileAllocation.Groups() {
@@ -59,6 +71,7 @@ public final class GlobalLockAllocator {
         }
     }
 
+    @Override
     public Geometry geometry() {
         return geometry;
     }
@@ -72,9 +85,11 @@ public final class GlobalLockAllocator {
         volume.publishFree(g, groups[g].freeBlocks());
     }
 
-    public FileState open(String name) {
+    /** Opens {@code name} and answers its state, the handle the benchmark calls take. */
+    public FileState openFile(String name) {
         lock.lock();
         try {
+            if (name == null || name.isBlank()) throw new AllocationException.InvalidRequest("a file needs a non-empty name");
             FileState f = files.get(name);
             if (f == null) {
                 int home = policy.homeGroup(name, volume);
@@ -211,15 +226,6 @@ public final class GlobalLockAllocator {
         return blocks;
     }
 
-    /** Frees extents the way the extent interface's release does (tests: blocks freed behind a file's back). */
-    public void release(List<Extent> extents) {
-        lock.lock();
-        try {
-            freeAllOrNone(extents);
-        } finally {
-            lock.unlock();
-        }
-    }
 
     private void dropPrealloc(FileState f) {
         Extent e = f.dropPrealloc();
@@ -233,6 +239,178 @@ public final class GlobalLockAllocator {
             Map<String, List<Extent>> out = new HashMap<>();
             files.forEach((n, f) -> out.put(n, new ArrayList<>(f.extents())));
             return out;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---- BlockAllocator ------------------------------------------------------------------------------
+
+    /** Runs {@code call} and answers its value, or its refusal, as a completed stage. */
+    private static <T> CompletionStage<T> done(Supplier<T> call) {
+        try {
+            return CompletableFuture.completedFuture(call.get());
+        } catch (AllocationException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private FileState openState(String name) {
+        lock.lock();
+        try {
+            FileState f = files.get(name);
+            if (f == null || f.writers == 0)
+                throw new AllocationException.UnknownFile(f == null ? "file " + name + " was never opened"
+                        : "file " + name + " is not open (closed by its last writer)");
+            return f;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public String policy() {
+        return policy.id();
+    }
+
+    @Override
+    public CompletionStage<Void> open(String file) {
+        return done(() -> {
+            openFile(file);
+            return null;
+        });
+    }
+
+    @Override
+    public CompletionStage<BlockRun> getBlocks(String file, long logicalBlock, int maxBlocks, boolean create) {
+        return done(() -> getBlocks(openState(file), logicalBlock, maxBlocks, create));
+    }
+
+    @Override
+    public CompletionStage<Long> truncate(String file, long fromLogicalBlock) {
+        return done(() -> truncate(openState(file), fromLogicalBlock));
+    }
+
+    @Override
+    public CompletionStage<Long> markWritten(String file, long logicalBlock, long blocks) {
+        return done(() -> markWritten(openState(file), logicalBlock, blocks));
+    }
+
+    @Override
+    public CompletionStage<Long> discardUnwritten(String file, long logicalBlock, long blocks) {
+        return done(() -> discardUnwritten(openState(file), logicalBlock, blocks));
+    }
+
+    @Override
+    public CompletionStage<Void> close(String file) {
+        return done(() -> {
+            close(openState(file));
+            return null;
+        });
+    }
+
+    @Override
+    public CompletionStage<List<Extent>> fileExtents(String file) {
+        return done(() -> {
+            lock.lock();
+            try {
+                FileState f = files.get(file);
+                if (f == null) throw new AllocationException.UnknownFile("file " + file + " was never opened");
+                return f.extents();
+            } finally {
+                lock.unlock();
+            }
+        });
+    }
+
+    /** The same walk as the actors', each group asked by a direct call, under the lock. */
+    @Override
+    public CompletionStage<List<Extent>> allocate(long wantBlocks, int unitBlocks, long maxExtentBlocks, long hint) {
+        return done(() -> {
+            ExtentChecks.allocate(geometry, wantBlocks, unitBlocks, maxExtentBlocks, hint);
+            lock.lock();
+            try {
+                List<Extent> got = new ArrayList<>();
+                ExtentWalk walk = new ExtentWalk(volume, wantBlocks, unitBlocks, maxExtentBlocks, hint, extentCursor);
+                claim(walk, got);
+                if (walk.remaining() > 0 && dropPreallocationsLocked() > 0) {
+                    walk = new ExtentWalk(volume, walk.remaining(), unitBlocks, maxExtentBlocks, hint, extentCursor);
+                    claim(walk, got);
+                }
+                if (got.isEmpty())
+                    throw new AllocationException.NoSpace("no free extent of " + unitBlocks
+                            + " aligned block(s) for a request of " + wantBlocks + " blocks");
+                extentCursor = got.get(got.size() - 1).end();
+                return List.copyOf(got);
+            } finally {
+                lock.unlock();
+            }
+        });
+    }
+
+    private void claim(ExtentWalk walk, List<Extent> got) {
+        for (int g = walk.next(); g >= 0; g = walk.next()) {
+            List<Extent> claimed = groups[g].claimExtents(walk.claimFor(g));
+            if (!claimed.isEmpty()) republish(g);
+            got.addAll(claimed);
+            walk.took(claimed);
+        }
+    }
+
+    @Override
+    public CompletionStage<Void> release(List<Extent> extents) {
+        return done(() -> {
+            if (extents == null || extents.isEmpty()) return null;
+            List<Extent> sorted = ExtentChecks.release(geometry, extents);
+            lock.lock();
+            try {
+                freeAllOrNone(sorted);
+                return null;
+            } finally {
+                lock.unlock();
+            }
+        });
+    }
+
+    @Override
+    public CompletionStage<FreeExtentPage> freeExtents(long fromBlock, long toBlock, int maxCount) {
+        return done(() -> {
+            ExtentChecks.freeExtents(geometry, fromBlock, toBlock, maxCount);
+            if (fromBlock == toBlock) return new FreeExtentPage(List.of(), -1);
+            FreeRunPage page = new FreeRunPage(toBlock, maxCount);
+            lock.lock();
+            try {
+                for (int g = geometry.groupOf(fromBlock); g < groups.length && geometry.groupStart(g) < toBlock; g++)
+                    if (!page.add(groups[g].freeRuns(fromBlock, toBlock, page.wanted()))) break;
+            } finally {
+                lock.unlock();
+            }
+            return page.page();
+        });
+    }
+
+    @Override
+    public CompletionStage<Long> freeBlocks() {
+        return CompletableFuture.completedFuture(volume.totalFreeBlocks());
+    }
+
+    @Override
+    public CompletionStage<Double> fragmentationScore() {
+        return freeExtents(0, geometry.totalBlocks(), Integer.MAX_VALUE).thenApply(page -> {
+            FragmentationScore score = new FragmentationScore(geometry.blockSizeBytes());
+            for (Extent e : page.extents()) score.addFreeExtent(e.blocks());
+            return score.score();
+        });
+    }
+
+    @Override
+    public CompletionStage<AllocatorStats> stats() {
+        lock.lock();
+        try {
+            int windows = 0;
+            for (BlockGroup g : groups) windows += g.windowCount();
+            return CompletableFuture.completedFuture(new AllocatorStats(volume.totalFreeBlocks(), geometry.dataBlocks(),
+                    windows, 0, 0, 0, 0));
         } finally {
             lock.unlock();
         }

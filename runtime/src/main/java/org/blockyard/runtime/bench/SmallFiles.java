@@ -150,7 +150,7 @@ public final class SmallFiles {
         for (List<SmallFileClient.Job> share : shares) {
             clients.add(l -> {
                 for (SmallFileClient.Job j : share) {
-                    FileState f = a.open(j.name());
+                    FileState f = a.openFile(j.name());
                     for (long logical = 0; logical < j.blocks(); ) {
                         long s = System.nanoTime();
                         logical += a.getBlocks(f, logical, 1).blocks();

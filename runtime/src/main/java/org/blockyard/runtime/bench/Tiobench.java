@@ -151,7 +151,7 @@ public final class Tiobench {
         GlobalLockAllocator a = new GlobalLockAllocator(settings.geometry(), settings.policy(), settings.preallocMinWindowBlocks());
         List<Consumer<Latency>> writers = new ArrayList<>();
         for (int i = 0; i < spec.writers(); i++) {
-            FileState f = a.open("/tiobench/file-" + i);
+            FileState f = a.openFile("/tiobench/file-" + i);
             writers.add(l -> {
                 long logical = 0;
                 while (logical < fileBlocks) {

@@ -7,9 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletionException;
 import java.util.function.Function;
 
@@ -18,6 +16,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import org.blockyard.api.alloc.AllocationException;
+import org.blockyard.api.alloc.BlockAllocator;
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
@@ -44,11 +43,23 @@ class FilePathContractTest {
         void close();
     }
 
-    static final class Actors implements Files {
-        final ActorBlockAllocator a;
+    /** Both implementations, driven through the one {@link BlockAllocator} interface. */
+    static final class Through implements Files {
+        final BlockAllocator a;
+        final AutoCloseable closer;
 
-        Actors(Geometry g) {
-            a = ActorBlockAllocator.start(AllocatorSettings.of(g, ReservationPolicy.extended()));
+        Through(BlockAllocator a, AutoCloseable closer) {
+            this.a = a;
+            this.closer = closer;
+        }
+
+        static Through actors(Geometry g) {
+            ActorBlockAllocator a = ActorBlockAllocator.start(AllocatorSettings.of(g, ReservationPolicy.extended()));
+            return new Through(a, a);
+        }
+
+        static Through locked(Geometry g) {
+            return new Through(new GlobalLockAllocator(g, ReservationPolicy.extended()), () -> {});
         }
 
         private static <T> T call(java.util.concurrent.CompletionStage<T> s) {
@@ -61,34 +72,18 @@ class FilePathContractTest {
         public List<Extent> extents(String f) { return call(a.fileExtents(f)); }
         public void release(List<Extent> e) { call(a.release(e)); }
         public long freeBlocks() { return call(a.freeBlocks()); }
-        public void close() { a.close(); }
-    }
 
-    static final class Locked implements Files {
-        final GlobalLockAllocator a;
-        final Map<String, FileState> files = new HashMap<>();
-
-        Locked(Geometry g) {
-            a = new GlobalLockAllocator(g, ReservationPolicy.extended());
+        public void close() {
+            try {
+                closer.close();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
         }
-
-        public void open(String f) { files.put(f, a.open(f)); }
-        public BlockRun getBlocks(String f, long l, int m, boolean c) { return a.getBlocks(files.get(f), l, m, c); }
-        public long truncate(String f, long from) { return a.truncate(files.get(f), from); }
-        public List<Extent> extents(String f) { return files.get(f).extents(); }
-        public void release(List<Extent> e) { a.release(e); }
-
-        public long freeBlocks() {
-            long n = 0;
-            for (int g = 0; g < a.geometry().groups(); g++) n += a.group(g).freeBlocks();
-            return n;
-        }
-
-        public void close() {}
     }
 
     static List<Arguments> implementations() {
-        Function<Geometry, Files> actors = Actors::new, locked = Locked::new;
+        Function<Geometry, Files> actors = Through::actors, locked = Through::locked;
         return List.of(Arguments.of("actors", actors), Arguments.of("global-lock", locked));
     }
 

@@ -23,7 +23,7 @@ class ReservationWindowTest {
     /** Window lengths seen by one file appending single blocks, one entry per new window. */
     private static List<Long> windowSizesOfSequentialAppend(ReservationPolicy policy, int blocks) {
         GlobalLockAllocator a = new GlobalLockAllocator(Geometry.of(4096, 4 * 32768, 32768), policy);
-        FileState f = a.open("/d/f");
+        FileState f = a.openFile("/d/f");
         List<Long> sizes = new ArrayList<>();
         Extent last = null;
         for (int i = 0; i < blocks; i++) {
@@ -52,7 +52,7 @@ class ReservationWindowTest {
     @Test
     void windowIsSizedUpToTheRequest() {
         GlobalLockAllocator a = new GlobalLockAllocator(Geometry.of(4096, 32768, 32768), ReservationPolicy.ext3());
-        FileState f = a.open("/d/f");
+        FileState f = a.openFile("/d/f");
         BlockRun run = a.getBlocks(f, 0, 300);
         assertEquals(300, run.blocks(), "one request claims the whole contiguous run");
         assertEquals(300, a.group(0).windowOf(f.id).blocks());
@@ -61,7 +61,7 @@ class ReservationWindowTest {
     @Test
     void windowsOfConcurrentFilesNeverOverlapAndHoldTheirFilesBlocks() {
         GlobalLockAllocator a = new GlobalLockAllocator(Geometry.of(4096, 32768, 32768), ReservationPolicy.ext3());
-        FileState f1 = a.open("/d/a"), f2 = a.open("/d/b");
+        FileState f1 = a.openFile("/d/a"), f2 = a.openFile("/d/b");
         for (int i = 0; i < 100; i++) {
             a.getBlocks(f1, i, 1);
             a.getBlocks(f2, i, 1);
@@ -122,7 +122,7 @@ class ReservationWindowTest {
     void homeGroupIsNeverSkippedForBeingNearlyFull() {
         Geometry g = Geometry.of(4096, 4 * 64, 64);
         GlobalLockAllocator a = new GlobalLockAllocator(g, ReservationPolicy.ext3());
-        FileState f = a.open("/d/f");
+        FileState f = a.openFile("/d/f");
         int home = f.homeGroup;
         BlockGroup hg = a.group(home);
         // Leave 3 free blocks at the end of the home group: fewer than a window of 8.
