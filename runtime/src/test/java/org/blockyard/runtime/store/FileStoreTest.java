@@ -100,4 +100,32 @@ class FileStoreTest {
                 new MemoryDevice(g.bytes() / 2), config));
         assertEquals(512, IoRequest.SECTOR_BYTES);
     }
+
+    @Test
+    void writesInFlightWhenTheStoreClosesAreAnsweredAndLaterCallsFailClosed() throws Exception {
+        Config config = BlockyardConfig.load();
+        Geometry g = Geometry.of(4096, 4 * 32768, 32768);
+        FileStore store = FileStore.start(AllocatorSettings.of(g, ReservationPolicy.extended()),
+                IoSettings.fromConfig(config), new MemoryDevice(g.bytes()), config);
+        await(store.allocator().open("/f"));
+        List<java.util.concurrent.CompletableFuture<Void>> writes = new java.util.ArrayList<>();
+        for (int i = 0; i < 200; i++)
+            writes.add(store.write("/f", (long) i * 65536, ByteBuffer.allocate(65536)).toCompletableFuture());
+        store.close();
+        for (var w : writes) {
+            try {
+                w.get(30, TimeUnit.SECONDS); // bounded: every write is answered
+            } catch (java.util.concurrent.ExecutionException e) {
+                assertTrue(e.getCause() instanceof AllocationException.Closed
+                        || e.getCause() instanceof org.blockyard.api.io.IoException.Closed,
+                        "a write in flight at close ended with " + e.getCause());
+            }
+        }
+        var late = store.queue().submit(IoRequest.write(1, 0, 8, 1)).toCompletableFuture();
+        var e = assertThrows(java.util.concurrent.ExecutionException.class, () -> late.get(5, TimeUnit.SECONDS));
+        assertInstanceOf(org.blockyard.api.io.IoException.Closed.class, e.getCause());
+        var lateWrite = store.write("/f", 0, ByteBuffer.allocate(4096)).toCompletableFuture();
+        var w = assertThrows(java.util.concurrent.ExecutionException.class, () -> lateWrite.get(5, TimeUnit.SECONDS));
+        assertInstanceOf(AllocationException.Closed.class, w.getCause());
+    }
 }
