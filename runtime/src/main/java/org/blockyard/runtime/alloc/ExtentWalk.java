@@ -7,13 +7,24 @@ import org.blockyard.api.alloc.Geometry;
 
 /**
  * The order in which one extent allocation visits groups, and what it asks each one: from the hint's
- * group onwards, once leaving other files' reservation windows alone, then once more taking window space
- * too, until the request is met. A plain iterator: the caller asks {@link #next()} for a group, sends it
- * {@link #claimFor}, and reports the answer with {@link #took}; the actor facade and the global-lock
- * baseline drive the same walk, so neither recursion nor a chain of futures grows with the number of
- * groups. Groups whose published free count is below one unit are skipped without a message.
+ * group onwards, first only groups whose published longest free run holds a whole piece of the request
+ * ({@code min(remaining, maxExtentBlocks)} blocks), asked for whole pieces only, so a request that fits
+ * a free run anywhere is not split; then, as before, once leaving other files' reservation windows alone
+ * and once more taking window space too, until the request is met, each group giving its longest runs.
+ * A plain iterator: the caller asks {@link #next()} for a group, sends it {@link #claimFor}, and reports
+ * the answer with {@link #took}; the actor facade and the global-lock baseline drive the same walk, so
+ * neither recursion nor a chain of futures grows with the number of groups. A group is skipped without a
+ * message when its published figures say it cannot help (longest run below the piece in the first pass,
+ * free blocks below one unit after): at most three reads per group and pass, 3 × groups in all.
  */
 final class ExtentWalk {
+    /** Whole pieces only, windows left alone. */
+    private static final int FIT = 0;
+    /** Pieces split as needed, windows left alone. */
+    private static final int SPLIT = 1;
+    /** Pieces split as needed, window space taken too (ext3's last pass before "no space"). */
+    private static final int SPLIT_IGNORING_WINDOWS = 2;
+
     private final VolumeState volume;
     private final int groups;
     private final int firstGroup;
@@ -23,7 +34,7 @@ final class ExtentWalk {
     private final int alignBlocks;
     private final long wantBlocks;
     private long remaining;
-    private boolean honourWindows = true;
+    private int pass = FIT;
     private int attempt = -1;
 
     /**
@@ -66,20 +77,26 @@ final class ExtentWalk {
         while (remaining > 0) {
             attempt++;
             if (attempt >= groups) {
-                if (!honourWindows) return -1;
-                honourWindows = false; // the last pass takes space inside other files' windows too
+                if (pass == SPLIT_IGNORING_WINDOWS) return -1;
+                pass++;
                 attempt = 0;
             }
             int g = (int) ((firstGroup + (long) attempt) % groups);
-            if (volume.freeBlocks(g) >= unitBlocks) return g;
+            if (pass == FIT ? volume.largestFreeRun(g) >= piece() : volume.freeBlocks(g) >= unitBlocks) return g;
         }
         return -1;
+    }
+
+    /** The blocks one extent should hold: what is left, up to the longest extent allowed. */
+    private long piece() {
+        return maxExtentBlocks > 0 ? Math.min(remaining, maxExtentBlocks) : remaining;
     }
 
     /** What to ask group {@code g}, the one {@link #next()} just answered. */
     BlockGroup.ExtentClaim claimFor(int g) {
         long h = attempt == 0 ? hint : -1;
-        return new BlockGroup.ExtentClaim(remaining, unitBlocks, maxExtentBlocks, alignBlocks, h, honourWindows);
+        return new BlockGroup.ExtentClaim(remaining, unitBlocks, maxExtentBlocks, alignBlocks, h,
+                pass != SPLIT_IGNORING_WINDOWS, pass == FIT);
     }
 
     /** Records what the group claimed. */

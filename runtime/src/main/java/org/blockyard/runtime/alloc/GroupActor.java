@@ -93,7 +93,8 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         this.volume = volume;
         this.sliceWords = sliceWords;
         this.stash = stash;
-        volume.publishFree(group, state.freeBlocks());
+        state.attach(volume);
+        publish();
     }
 
     @Override
@@ -158,8 +159,14 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         return stash.isEmpty() ? this : stash.unstashAll(this);
     }
 
+    /** What walks read without a message: free blocks and the longest free run. */
+    private void publish() {
+        volume.publishFree(group, state.freeBlocks());
+        volume.publishLargestFreeRun(group, state.largestFreeRun());
+    }
+
     private void reply(ActorRef<Allocated> replyTo, BlockGroup.Outcome outcome) {
-        if (outcome.allocated()) volume.publishFree(group, state.freeBlocks());
+        if (outcome.allocated()) publish();
         replyTo.tell(new Allocated(group, outcome));
     }
 
@@ -174,7 +181,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         AllocationException bad = state.unclaim(m.extent());
         if (bad != null) getContext().getLog().error("group {}: returned preallocation {} refused: {}", group, m.extent(),
                 bad.getMessage());
-        volume.publishFree(group, state.freeBlocks());
+        publish();
         return this;
     }
 
@@ -186,7 +193,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
             m.replyTo().tell(Reply.fail(bad));
             return this;
         }
-        volume.publishFree(group, state.freeBlocks());
+        publish();
         m.replyTo().tell(Reply.ok(Done.getInstance()));
         return this;
     }
@@ -210,7 +217,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         AllocationException bad = extents == null
                 ? new AllocationException.InvalidRequest("no prepared release " + m.tx() + " in group " + group)
                 : state.free(extents);
-        volume.publishFree(group, state.freeBlocks());
+        publish();
         m.replyTo().tell(bad == null ? Reply.ok(Done.getInstance()) : Reply.fail(bad));
         return this;
     }
@@ -235,7 +242,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     private Behavior<Command> onClaimExtents(ClaimExtents m) {
         volume.countMessage();
         List<Extent> got = state.claimExtents(m.claim());
-        if (!got.isEmpty()) volume.publishFree(group, state.freeBlocks());
+        if (!got.isEmpty()) publish();
         m.replyTo().tell(got);
         return this;
     }
