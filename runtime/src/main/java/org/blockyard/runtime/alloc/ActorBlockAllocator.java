@@ -364,13 +364,13 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         });
     }
 
+    /**
+     * From the sums the group actors keep ({@link VolumeState#fragmentationScore()}): no message, no
+     * walk. It reflects every call whose answer the caller has received.
+     */
     @Override
     public CompletionStage<Double> fragmentationScore() {
-        return freeExtents(0, geometry.totalBlocks(), Integer.MAX_VALUE).thenApply(page -> {
-            FragmentationScore score = new FragmentationScore(geometry.blockSizeBytes());
-            for (Extent e : page.extents()) score.addFreeExtent(e.blocks());
-            return score.score();
-        });
+        return CompletableFuture.completedFuture(volume.fragmentationScore());
     }
 
     @Override
