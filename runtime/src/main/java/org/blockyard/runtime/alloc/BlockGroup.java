@@ -178,6 +178,11 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         return runs.largest();
     }
 
+    /** Bit {@code k} set iff a free run here is {@code [2^k, 2^(k+1))} blocks long. */
+    public int freeRunBuckets() {
+        return runs.bucketMask();
+    }
+
     /**
      * Makes {@code volume}'s fragmentation-score sums follow this group's free runs from now on: they
      * get every run now free, and every change after. Calling it again with the same volume does nothing.
@@ -446,38 +451,41 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
     /**
      * What an extent allocation asks of one group: up to {@code wantBlocks} as extents that start on an
      * {@code alignBlocks} boundary (absolute), are multiples of {@code unitBlocks} and at most
-     * {@code maxExtentBlocks} long (0 = no limit), searched from {@code hint} (absolute, or -1). With
-     * {@code honourWindows}, other files' windows are left alone. With {@code wholeOnly}, the group hands
-     * out only whole pieces (each {@code min(remaining, maxExtentBlocks)} from one free run) and never
-     * splits one to serve part of it.
+     * {@code maxExtentBlocks} long (0 = no limit); {@code hint} (absolute, or -1) is where the caller
+     * would like them, used only to choose between runs of equal length. With {@code honourWindows},
+     * other files' windows are left alone. With {@code wholeOnly}, the group hands out only whole pieces
+     * (each {@code min(remaining, maxExtentBlocks)} from one free run) and never splits one to serve part
+     * of it, and then, when {@code runsBelowBlocks > 0}, only from runs shorter than that (the walk's
+     * tightest fits first).
      */
     public record ExtentClaim(long wantBlocks, int unitBlocks, long maxExtentBlocks, int alignBlocks, long hint,
-                              boolean honourWindows, boolean wholeOnly) {
+                              boolean honourWindows, boolean wholeOnly, long runsBelowBlocks) {
         public ExtentClaim(long wantBlocks, int unitBlocks, long maxExtentBlocks, int alignBlocks, long hint,
                            boolean honourWindows) {
-            this(wantBlocks, unitBlocks, maxExtentBlocks, alignBlocks, hint, honourWindows, false);
+            this(wantBlocks, unitBlocks, maxExtentBlocks, alignBlocks, hint, honourWindows, false, 0);
         }
     }
 
     /**
      * Claims what {@code c} asks for, in as few extents as this group allows. Each piece ({@code
-     * min(remaining, maxExtentBlocks)} blocks) comes whole from one free run when one holds it: from the
-     * hint when the run there holds it from there (an allocation goes on where the last one ended), else
-     * from the smallest run that holds it, lowest address first, so large runs are not chipped. When no
-     * run holds the piece (and the claim is not {@code wholeOnly}), the longest usable run is taken, and
-     * the search starts again for what is left. Answers the extents claimed (possibly fewer blocks than
-     * wanted, possibly none).
+     * min(remaining, maxExtentBlocks)} blocks) comes whole from the smallest free run that holds it (best
+     * fit: large runs are not chipped while a smaller one will do, and holes left by frees are filled
+     * first); between runs of that length, the one holding the hint (the end of the previous piece for
+     * the pieces after the first), else the lowest address. When no run holds the piece (and the claim is not {@code
+     * wholeOnly}), the longest usable run is taken, and the search starts again for what is left.
+     * Answers the extents claimed (possibly fewer blocks than wanted, possibly none).
      */
     public List<Extent> claimExtents(ExtentClaim c) {
         List<Extent> out = new ArrayList<>();
         long remaining = c.wantBlocks();
         long cap = c.maxExtentBlocks() > 0 ? c.maxExtentBlocks() : Long.MAX_VALUE;
+        long below = c.wholeOnly() && c.runsBelowBlocks() > 0 ? c.runsBelowBlocks() : Long.MAX_VALUE;
         int unit = c.unitBlocks();
         int align = c.alignBlocks();
         long hint = c.hint();
         while (remaining > 0) {
             long piece = Math.min(remaining, cap);
-            long at = piece <= dataBlocks() ? findFit(piece, align, hint, c.honourWindows()) : -1;
+            long at = piece <= dataBlocks() ? findFit(piece, hint, below, align, c.honourWindows()) : -1;
             if (at < 0) {
                 if (c.wholeOnly()) break;
                 long[] longest = longestUsable(unit, align, c.honourWindows());
@@ -493,18 +501,23 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         return out;
     }
 
-    /** Where a piece of {@code blocks} fits in one run (see {@link #claimExtents}), or -1. */
-    private long findFit(long blocks, int align, long hint, boolean honourWindows) {
-        if (hint >= firstData && hint < end) {
-            FreeRunIndex.Run r = runs.runAt(rel(hint));
-            if (r != null) {
-                long at = fitIn(hint, abs(r.end()), blocks, align, honourWindows);
-                if (at >= 0) return at;
-            }
-        }
+    /**
+     * Where a piece of {@code blocks} fits whole in the smallest run shorter than {@code below}, or -1.
+     * Among runs of that length the one holding {@code hint} wins, and then the piece starts at the hint
+     * when it fits from there; otherwise the lowest address.
+     */
+    private long findFit(long blocks, long hint, long below, int align, boolean honourWindows) {
         for (FreeRunIndex.Run r : runs.bySizeFrom((int) blocks)) {
+            if (r.length() >= below) break;
             long at = fitIn(abs(r.start()), abs(r.end()), blocks, align, honourWindows);
-            if (at >= 0) return at;
+            if (at < 0) continue;
+            FreeRunIndex.Run h = hint >= firstData && hint < end ? runs.runAt(rel(hint)) : null;
+            if (h != null && h.length() == r.length()) {
+                long there = fitIn(hint, abs(h.end()), blocks, align, honourWindows);
+                if (there < 0) there = fitIn(abs(h.start()), abs(h.end()), blocks, align, honourWindows);
+                if (there >= 0) return there;
+            }
+            return at;
         }
         return -1;
     }

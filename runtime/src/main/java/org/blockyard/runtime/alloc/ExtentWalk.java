@@ -6,16 +6,22 @@ import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
 
 /**
- * The order in which one extent allocation visits groups, and what it asks each one: from the hint's
- * group onwards, first only groups whose published longest free run holds a whole piece of the request
- * ({@code min(remaining, maxExtentBlocks)} blocks), asked for whole pieces only, so a request that fits
- * a free run anywhere is not split; then, as before, once leaving other files' reservation windows alone
- * and once more taking window space too, until the request is met, each group giving its longest runs.
- * A plain iterator: the caller asks {@link #next()} for a group, sends it {@link #claimFor}, and reports
- * the answer with {@link #took}; the actor facade and the global-lock baseline drive the same walk, so
- * neither recursion nor a chain of futures grows with the number of groups. A group is skipped without a
- * message when its published figures say it cannot help (longest run below the piece in the first pass,
- * free blocks below one unit after): at most three reads per group and pass, 3 × groups in all.
+ * The order in which one extent allocation visits groups, and what it asks each one. First, whole pieces
+ * only ({@code min(remaining, maxExtentBlocks)} blocks from one free run), tightest fit first: for each
+ * power of two {@code 2^b} from the piece's own upwards, the groups that publish a free run of
+ * {@code [2^b, 2^(b+1))} blocks, from the hint's group onwards, asked to use only runs below
+ * {@code 2^(b+1)}; so a request that fits a free run anywhere is not split, and it goes to about the
+ * smallest such run on the volume rather than chipping a large one. Then, as before, once leaving other
+ * files' reservation windows alone and once more taking window space too, until the request is met,
+ * each group giving its longest runs first.
+ *
+ * <p>A plain iterator: the caller asks {@link #next()} for a group, sends it {@link #claimFor}, and
+ * reports the answer with {@link #took}; the actor facade and the global-lock baseline drive the same
+ * walk, so neither recursion nor a chain of futures grows with the number of groups. A group is skipped
+ * without a message when its published figures say it cannot help. The whole-piece pass reads each
+ * group's published run lengths once per power of two actually present on the volume (a scan also notes
+ * the next one present, so absent ones cost nothing): at most 32 × groups reads, a few milliseconds for
+ * 100,000 groups, and usually one or two scans; the splitting passes read each free count once.
  */
 final class ExtentWalk {
     /** Whole pieces only, windows left alone. */
@@ -36,6 +42,9 @@ final class ExtentWalk {
     private long remaining;
     private int pass = FIT;
     private int attempt = -1;
+    /** In the whole-piece pass: the power of two of the runs asked for now, and the next one seen. */
+    private int bucket = -1;
+    private int nextBucket = 32;
 
     /**
      * @param hint preferred first block, or -1 for none; the caller has checked it lies on the volume
@@ -76,15 +85,33 @@ final class ExtentWalk {
     int next() {
         while (remaining > 0) {
             attempt++;
+            if (pass == FIT && bucket < 0) bucket = log2(piece());
             if (attempt >= groups) {
-                if (pass == SPLIT_IGNORING_WINDOWS) return -1;
-                pass++;
                 attempt = 0;
+                if (pass == FIT && nextBucket < 32) {
+                    bucket = nextBucket;
+                    nextBucket = 32;
+                } else if (pass == SPLIT_IGNORING_WINDOWS) {
+                    return -1;
+                } else {
+                    pass++;
+                }
             }
             int g = (int) ((firstGroup + (long) attempt) % groups);
-            if (pass == FIT ? volume.largestFreeRun(g) >= piece() : volume.freeBlocks(g) >= unitBlocks) return g;
+            if (pass == FIT) {
+                int mask = volume.freeRunBuckets(g);
+                int higher = bucket >= 31 ? 0 : mask & (-1 << (bucket + 1));
+                if (higher != 0) nextBucket = Math.min(nextBucket, Integer.numberOfTrailingZeros(higher));
+                if (bucket < 32 && (mask >>> bucket & 1) != 0 && volume.largestFreeRun(g) >= piece()) return g;
+            } else if (volume.freeBlocks(g) >= unitBlocks) {
+                return g;
+            }
         }
         return -1;
+    }
+
+    private static int log2(long blocks) {
+        return 63 - Long.numberOfLeadingZeros(blocks);
     }
 
     /** The blocks one extent should hold: what is left, up to the longest extent allowed. */
@@ -95,8 +122,9 @@ final class ExtentWalk {
     /** What to ask group {@code g}, the one {@link #next()} just answered. */
     BlockGroup.ExtentClaim claimFor(int g) {
         long h = attempt == 0 ? hint : -1;
+        long runsBelow = pass == FIT && bucket < 62 ? 2L << bucket : 0;
         return new BlockGroup.ExtentClaim(remaining, unitBlocks, maxExtentBlocks, alignBlocks, h,
-                pass != SPLIT_IGNORING_WINDOWS, pass == FIT);
+                pass != SPLIT_IGNORING_WINDOWS, pass == FIT, runsBelow);
     }
 
     /** Records what the group claimed. */

@@ -35,7 +35,7 @@ import java.util.TreeSet;
  *   rebuild(bitmap)        one bitmap walk (forEachFreeRun)
  *   claimed / freed        O(log runs): one run out, at most two in (or two out, one in)
  *   runAt                  O(log runs)
- *   largest                O(1) after the highest non-empty bucket (one bit scan)
+ *   largest, bucketMask    O(1) after the highest non-empty bucket (one bit scan)
  *   bySizeFrom(min)        ascending by length then start, from the first run of at least min blocks
  *   bySizeDescending       longest first
  * </pre>
@@ -131,6 +131,11 @@ final class FreeRunIndex {
     int largest() {
         if (nonEmpty == 0) return 0;
         return (int) (buckets[31 - Integer.numberOfLeadingZeros(nonEmpty)].last() >>> 32);
+    }
+
+    /** Bit {@code k} set iff some run is {@code [2^k, 2^(k+1))} blocks long (ext4's {@code bb_counters}, as bits). */
+    int bucketMask() {
+        return nonEmpty;
     }
 
     int runCount() {

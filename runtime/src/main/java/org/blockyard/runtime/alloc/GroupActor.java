@@ -162,7 +162,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     /** What walks read without a message: free blocks and the longest free run. */
     private void publish() {
         volume.publishFree(group, state.freeBlocks());
-        volume.publishLargestFreeRun(group, state.largestFreeRun());
+        volume.publishRuns(group, state.largestFreeRun(), state.freeRunBuckets());
     }
 
     private void reply(ActorRef<Allocated> replyTo, BlockGroup.Outcome outcome) {

@@ -29,6 +29,7 @@ public final class VolumeState implements AllocationPolicy.Volume {
     private final AtomicLongArray freeBlocks;
     private final AtomicIntegerArray openFiles;
     private final AtomicIntegerArray largestFreeRun;
+    private final AtomicIntegerArray runBuckets;
     private final LongAdder[] scoreBuckets = new LongAdder[64];
     private final LongAdder freeRunBlocks = new LongAdder();
     private final int blockLog2;
@@ -42,6 +43,7 @@ public final class VolumeState implements AllocationPolicy.Volume {
         this.freeBlocks = new AtomicLongArray(geometry.groups());
         this.openFiles = new AtomicIntegerArray(geometry.groups());
         this.largestFreeRun = new AtomicIntegerArray(geometry.groups());
+        this.runBuckets = new AtomicIntegerArray(geometry.groups());
         for (int k = 0; k < scoreBuckets.length; k++) scoreBuckets[k] = new LongAdder();
         this.blockLog2 = Integer.numberOfTrailingZeros(geometry.blockSizeBytes());
     }
@@ -76,8 +78,18 @@ public final class VolumeState implements AllocationPolicy.Volume {
         return largestFreeRun.get(group);
     }
 
-    void publishLargestFreeRun(int group, int blocks) {
-        largestFreeRun.lazySet(group, blocks);
+    /**
+     * Which power-of-two run lengths {@code group} has free, as its actor last published them: bit
+     * {@code k} set iff it has a free run of {@code [2^k, 2^(k+1))} blocks.
+     */
+    public int freeRunBuckets(int group) {
+        return runBuckets.get(group);
+    }
+
+    /** Publishes what a walk needs to know of a group's free runs: the longest, and the lengths present. */
+    void publishRuns(int group, int largestBlocks, int bucketMask) {
+        largestFreeRun.lazySet(group, largestBlocks);
+        runBuckets.lazySet(group, bucketMask);
     }
 
     /** What a group's run index tells of its runs; the same object for every call. */

@@ -35,7 +35,7 @@ class FreeRunIndexTest {
                     int unit = rnd.nextBoolean() ? 1 : 4;
                     long hint = rnd.nextBoolean() ? -1 : group.start() + rnd.nextInt(256);
                     owned.addAll(group.claimExtents(new BlockGroup.ExtentClaim(unit * (1 + rnd.nextInt(20)), unit,
-                            rnd.nextBoolean() ? 0 : unit * 4, unit, hint, rnd.nextBoolean(), rnd.nextBoolean())));
+                            rnd.nextBoolean() ? 0 : unit * 4, unit, hint, rnd.nextBoolean(), rnd.nextBoolean(), rnd.nextInt(3) * 16)));
                 } else if (what < 9 && !owned.isEmpty()) {
                     Extent e = owned.remove(rnd.nextInt(owned.size()));
                     // Free a piece of it sometimes, as a truncate or a returned preallocation does.
