@@ -89,7 +89,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
     private final int stripeBlocks;
     private final AllocationPolicy policy;
     private final Bitmap bitmap;
-    private final FreeRunIndex runs = new FreeRunIndex();
+    private final FreeRunIndex runs;
     private final TreeMap<Long, Window> windows = new TreeMap<>();
     private final Map<Long, Window> byFile = new HashMap<>();
 
@@ -103,6 +103,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         this.policy = policy;
         int bits = (blocks + 63) & ~63;
         this.bitmap = new Bitmap(bits);
+        this.runs = new FreeRunIndex(bits);
         bitmap.setUsed(0, geometry.systemBlocks(group));
         if (bits > blocks) bitmap.setUsed(blocks, bits - blocks); // padding past a short last group
         runs.rebuild(bitmap);

@@ -22,7 +22,8 @@ import java.util.TreeSet;
  *       and {@code nonEmpty} has bit {@code k} set iff bucket {@code k} holds a run.</li>
  * </ul>
  * Memory is proportional to the number of free runs (two tree entries each) plus at most one set per
- * power of two up to the group size; a group of 256 blocks holds at most 9.
+ * power of two up to the group size: a group of 256 blocks has 9 buckets, and about 450 bytes with one
+ * run (a bitmap's worth of memory: the group's bitmap and summaries take about 370).
  *
  * <h2>Invariants</h2>
  * The runs are exactly the maximal free runs of the bitmap: none empty, none touching another. Every run
@@ -62,10 +63,15 @@ final class FreeRunIndex {
     }
 
     private final TreeMap<Integer, Integer> byStart = new TreeMap<>();
-    @SuppressWarnings("unchecked")
-    private final TreeSet<Long>[] buckets = new TreeSet[32];
+    private final TreeSet<Long>[] buckets;
     private int nonEmpty;
     private Listener listener;
+
+    /** An empty index for a bitmap of {@code sizeBits} bits (one bucket per power of two up to it). */
+    @SuppressWarnings("unchecked")
+    FreeRunIndex(int sizeBits) {
+        this.buckets = new TreeSet[32 - Integer.numberOfLeadingZeros(sizeBits)];
+    }
 
     /** Drops everything and indexes the free runs of {@code bitmap} (told to the listener as changes). */
     void rebuild(Bitmap bitmap) {
@@ -147,7 +153,7 @@ final class FreeRunIndex {
         int min = Math.max(1, minBlocks);
         return () -> new Iterator<>() {
             int k = 31 - Integer.numberOfLeadingZeros(min);
-            Iterator<Long> it = k < 32 ? tail(k, (long) min << 32) : null;
+            Iterator<Long> it = k < buckets.length ? tail(k, (long) min << 32) : null;
 
             private Iterator<Long> tail(int bucket, long fromKey) {
                 TreeSet<Long> b = buckets[bucket];
@@ -223,7 +229,7 @@ final class FreeRunIndex {
             }
         }
         int inBuckets = 0;
-        for (int k = 0; k < 32; k++) {
+        for (int k = 0; k < buckets.length; k++) {
             TreeSet<Long> b = buckets[k];
             boolean has = b != null && !b.isEmpty();
             if (has != ((nonEmpty >>> k & 1) != 0)) throw new IllegalStateException("bucket " + k + " mask bit wrong");
