@@ -24,6 +24,9 @@ import org.blockyard.api.alloc.Geometry;
  * 100,000 groups, and usually one or two scans; the splitting passes read each free count once.
  */
 final class ExtentWalk {
+    /** Groups asked on a guess in the whole-piece pass before guessing stops. */
+    static final int MAX_GUESSES = 4;
+
     /** Whole pieces only, windows left alone. */
     private static final int FIT = 0;
     /** Pieces split as needed, windows left alone. */
@@ -45,6 +48,8 @@ final class ExtentWalk {
     /** In the whole-piece pass: the power of two of the runs asked for now, and the next one seen. */
     private int bucket = -1;
     private int nextBucket = 32;
+    /** Groups asked in the whole-piece pass that had nothing to give (their figures were a guess). */
+    private int misses;
 
     /**
      * @param hint preferred first block, or -1 for none; the caller has checked it lies on the volume
@@ -102,12 +107,28 @@ final class ExtentWalk {
                 int mask = volume.freeRunBuckets(g);
                 int higher = bucket >= 31 ? 0 : mask & (-1 << (bucket + 1));
                 if (higher != 0) nextBucket = Math.min(nextBucket, Integer.numberOfTrailingZeros(higher));
-                if (bucket < 32 && (mask >>> bucket & 1) != 0 && volume.largestFreeRun(g) >= piece()) return g;
+                if (bucket < 32 && (mask >>> bucket & 1) != 0 && surelyFits(volume.largestFreeRun(g))) return g;
             } else if (volume.freeBlocks(g) >= unitBlocks) {
                 return g;
             }
         }
         return -1;
+    }
+
+    /**
+     * Whether to ask a group with a run of the current power of two. Any run of a higher power holds the
+     * piece (alignment and windows aside); in the piece's own power, a run surely does when the piece is
+     * that power, or the group's longest run is in it and holds the piece. Other groups of that power may
+     * have only runs too short: they are asked until {@value #MAX_GUESSES} of them had nothing, which keeps
+     * most tight fits and bounds the messages wasted (each is a round trip, tens of microseconds). A group
+     * not asked here is asked in a later round, and its best fit then still takes a run of the piece's
+     * power that holds it, if it has one.
+     */
+    private boolean surelyFits(int largest) {
+        long piece = piece();
+        if (largest < piece) return false;
+        int own = log2(piece);
+        return bucket > own || piece == 1L << own || log2(largest) == own || misses < MAX_GUESSES;
     }
 
     private static int log2(long blocks) {
@@ -129,6 +150,7 @@ final class ExtentWalk {
 
     /** Records what the group claimed. */
     void took(List<Extent> extents) {
+        if (pass == FIT && extents.isEmpty()) misses++;
         for (Extent e : extents) remaining -= e.blocks();
     }
 

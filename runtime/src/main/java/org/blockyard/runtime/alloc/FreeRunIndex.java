@@ -40,8 +40,8 @@ import java.util.TreeSet;
  *   bySizeFrom(min)        ascending by length then start, from the first run of at least min blocks
  *   bySizeDescending       longest first
  * </pre>
- * Every change of the set of runs is reported to the {@link Listener}, if one is set, so volume-wide sums
- * (the fragmentation score's buckets) can follow without a walk.
+ * Every change of the set of runs is reported to the {@link Listener}, if one is set, once per operation,
+ * so volume-wide sums (the fragmentation score's buckets) can follow without a walk.
  *
  * <h2>Concurrency</h2>
  * None, like the bitmap: owned by the group's {@link BlockGroup}, so by one group actor (or the global
@@ -49,10 +49,13 @@ import java.util.TreeSet;
  */
 final class FreeRunIndex {
 
-    /** Told of every run that enters or leaves the index; {@code sign} is +1 or -1. */
+    /**
+     * Told of every change to the runs: a run of {@code removed} blocks left and runs of {@code added1}
+     * and {@code added2} blocks came (0 = no such run).
+     */
     @FunctionalInterface
     interface Listener {
-        void runChanged(int blocks, int sign);
+        void runsChanged(int removed, int added1, int added2);
     }
 
     /** A free run {@code [start, start + length)}, group-relative. */
@@ -75,9 +78,13 @@ final class FreeRunIndex {
 
     /** Drops everything and indexes the free runs of {@code bitmap} (told to the listener as changes). */
     void rebuild(Bitmap bitmap) {
-        for (Run r : runs()) remove(r.start(), r.length());
+        for (Run r : runs()) {
+            remove(r.start(), r.length());
+            tell(r.length(), 0, 0);
+        }
         bitmap.forEachFreeRun(0, bitmap.size(), (s, len) -> {
             add(s, len);
+            tell(0, len, 0);
             return true;
         });
     }
@@ -88,9 +95,9 @@ final class FreeRunIndex {
      */
     void listener(Listener l) {
         if (l == listener) return;
-        if (listener != null) for (Map.Entry<Integer, Integer> e : byStart.entrySet()) listener.runChanged(e.getValue(), -1);
+        if (listener != null) for (Map.Entry<Integer, Integer> e : byStart.entrySet()) listener.runsChanged(e.getValue(), 0, 0);
         listener = l;
-        if (listener != null) for (Map.Entry<Integer, Integer> e : byStart.entrySet()) listener.runChanged(e.getValue(), 1);
+        if (listener != null) for (Map.Entry<Integer, Integer> e : byStart.entrySet()) listener.runsChanged(0, e.getValue(), 0);
     }
 
     /** Bits {@code [from, from + count)}, all free until now, have been set: they lie inside one run. */
@@ -104,6 +111,7 @@ final class FreeRunIndex {
         remove(s, end - s);
         if (from > s) add(s, from - s);
         if (end > from + count) add(from + count, end - from - count);
+        tell(end - s, from - s, end - from - count);
     }
 
     /** Bits {@code [from, from + count)}, all used until now, have been cleared: merged with the neighbours. */
@@ -114,16 +122,25 @@ final class FreeRunIndex {
         if (left != null && left.getKey() + left.getValue() > from)
             throw new IllegalStateException("freed [" + from + ", " + end + ") overlaps free run ["
                     + left.getKey() + ", " + (left.getKey() + left.getValue()) + ")");
+        int leftBlocks = 0, rightBlocks = 0;
         if (left != null && left.getKey() + left.getValue() == from) {
             s = left.getKey();
-            remove(s, left.getValue());
+            leftBlocks = left.getValue();
+            remove(s, leftBlocks);
         }
         Integer right = byStart.get(end);
         if (right != null) {
-            remove(end, right);
-            end += right;
+            rightBlocks = right;
+            remove(end, rightBlocks);
+            end += rightBlocks;
         }
         add(s, end - s);
+        // Told as the merged run coming and the neighbours going: the same sums, in one call.
+        if (listener != null) {
+            if (leftBlocks > 0 && rightBlocks > 0) listener.runsChanged(rightBlocks, 0, 0);
+            if (leftBlocks > 0 || rightBlocks > 0) listener.runsChanged(leftBlocks > 0 ? leftBlocks : rightBlocks, end - s, 0);
+            else listener.runsChanged(0, end - s, 0);
+        }
     }
 
     /** The run holding bit {@code bit}, or null when it is used. */
@@ -252,7 +269,6 @@ final class FreeRunIndex {
         if (b == null) b = buckets[k] = new TreeSet<>();
         b.add(key(start, length));
         nonEmpty |= 1 << k;
-        if (listener != null) listener.runChanged(length, 1);
     }
 
     private void remove(int start, int length) {
@@ -261,7 +277,10 @@ final class FreeRunIndex {
         TreeSet<Long> b = buckets[k];
         b.remove(key(start, length));
         if (b.isEmpty()) nonEmpty &= ~(1 << k);
-        if (listener != null) listener.runChanged(length, -1);
+    }
+
+    private void tell(int removed, int added1, int added2) {
+        if (listener != null) listener.runsChanged(removed, added1, added2);
     }
 
     private static long key(int start, int length) {

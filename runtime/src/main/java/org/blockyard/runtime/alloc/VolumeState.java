@@ -31,9 +31,8 @@ public final class VolumeState implements AllocationPolicy.Volume {
     private final AtomicIntegerArray largestFreeRun;
     private final AtomicIntegerArray runBuckets;
     private final LongAdder[] scoreBuckets = new LongAdder[64];
-    private final LongAdder freeRunBlocks = new LongAdder();
     private final int blockLog2;
-    private final FreeRunIndex.Listener scoreListener = this::freeRunChanged;
+    private final FreeRunIndex.Listener scoreListener = this::freeRunsChanged;
     private final LongAdder messages = new LongAdder();
     private final LongAdder searchSlices = new LongAdder();
     private final LongAdder stashed = new LongAdder();
@@ -97,12 +96,33 @@ public final class VolumeState implements AllocationPolicy.Volume {
         return scoreListener;
     }
 
-    private void freeRunChanged(int blocks, int sign) {
-        long bytes = (long) blocks << blockLog2;
-        int s = 63 - Long.numberOfLeadingZeros(bytes);
-        scoreBuckets[s].add(sign * ((2L << s) - bytes));
-        scoreBuckets[s + 1].add(sign * 2 * (bytes - (1L << s)));
-        freeRunBlocks.add(sign * (long) blocks);
+    /**
+     * A run of {@code removed} blocks became runs of {@code added1} and {@code added2} (0 = none): adds
+     * the difference of their contributions, once per bucket that changes (a run that shrinks by a block
+     * changes two buckets, not four).
+     */
+    private void freeRunsChanged(int removed, int added1, int added2) {
+        int lo = 64, hi = -1;
+        for (int i = 0; i < 3; i++) {
+            int blocks = i == 0 ? removed : i == 1 ? added1 : added2;
+            if (blocks == 0) continue;
+            long bytes = (long) blocks << blockLog2;
+            int s = 63 - Long.numberOfLeadingZeros(bytes);
+            lo = Math.min(lo, s);
+            hi = Math.max(hi, s + 1);
+        }
+        if (hi < 0) return;
+        long[] delta = new long[hi - lo + 1];
+        for (int i = 0; i < 3; i++) {
+            int blocks = i == 0 ? removed : i == 1 ? added1 : added2;
+            if (blocks == 0) continue;
+            long sign = i == 0 ? -1 : 1;
+            long bytes = (long) blocks << blockLog2;
+            int s = 63 - Long.numberOfLeadingZeros(bytes);
+            delta[s - lo] += sign * ((2L << s) - bytes);
+            delta[s + 1 - lo] += sign * 2 * (bytes - (1L << s));
+        }
+        for (int k = lo; k <= hi; k++) if (delta[k - lo] != 0) scoreBuckets[k].add(delta[k - lo]);
     }
 
     /**
@@ -112,8 +132,12 @@ public final class VolumeState implements AllocationPolicy.Volume {
      */
     public double fragmentationScore() {
         long[] buckets = new long[scoreBuckets.length];
-        for (int k = 0; k < buckets.length; k++) buckets[k] = scoreBuckets[k].sum();
-        return FragmentationScore.score(buckets, freeRunBlocks.sum() << blockLog2, geometry.blockSizeBytes());
+        long freeBytes = 0;
+        for (int k = 0; k < buckets.length; k++) {
+            buckets[k] = scoreBuckets[k].sum();
+            freeBytes += buckets[k]; // a run of v bytes adds (2^(s+1) - v) + 2 (v - 2^s) = v in all
+        }
+        return FragmentationScore.score(buckets, freeBytes, geometry.blockSizeBytes());
     }
 
     void fileOpened(int homeGroup) {
