@@ -1,44 +1,49 @@
 package org.blockyard.runtime.alloc;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.NavigableSet;
+import java.util.NoSuchElementException;
 import java.util.TreeMap;
-import java.util.TreeSet;
 
 /**
- * The free runs of one group's {@link Bitmap}, by start and by size, so an extent allocation can ask
+ * The free runs of one group's {@link Bitmap}, by address and by size, so an extent allocation can ask
  * for the smallest run that holds a request instead of taking the first one after its hint (ext4
- * mballoc's buddy orders and {@code bb_counters}, Ceph's AVL allocator's size tree).
+ * mballoc's per-order free lists and {@code bb_counters}, Ceph's AVL allocator's size tree).
  *
  * <h2>Data</h2>
  * <ul>
- *   <li>{@code byStart}: run start → run length, group-relative; a run is a maximal stretch of clear
- *       bits.</li>
- *   <li>{@code buckets[k]}: the runs of length {@code [2^k, 2^(k+1))}, ordered by length then start,
- *       each as the key {@code length << 32 | start}; a bucket's set is created when it first gets a run,
- *       and {@code nonEmpty} has bit {@code k} set iff bucket {@code k} holds a run.</li>
+ *   <li>{@code byEnd}: run end (exclusive, group-relative) → the run; a run is a maximal stretch of
+ *       clear bits. Keyed by end so that the most common change, a claim at the front of a run (a file
+ *       appending, an extent taken from a run's start), changes no key.</li>
+ *   <li>{@code buckets[k]}, {@code counts[k]}: the runs of length {@code [2^k, 2^(k+1))}, unordered
+ *       (each run knows its slot, so it leaves in O(1)); an array is created when its bucket first gets a
+ *       run. {@code nonEmpty} has bit {@code k} set iff bucket {@code k} holds a run.</li>
+ *   <li>{@code largest}: the longest run's length, recomputed from the highest bucket only when a run of
+ *       that length shrank or left.</li>
  * </ul>
- * Memory is proportional to the number of free runs (two tree entries each) plus at most one set per
- * power of two up to the group size: a group of 256 blocks has 9 buckets, and about 450 bytes with one
- * run (a bitmap's worth of memory: the group's bitmap and summaries take about 370).
+ * Memory is proportional to the number of free runs (a run object and a tree entry each) plus one array
+ * per power of two in use up to the group size: a group of 256 blocks has at most 9 buckets.
  *
  * <h2>Invariants</h2>
  * The runs are exactly the maximal free runs of the bitmap: none empty, none touching another. Every run
- * is in {@code byStart} and in the one bucket its length selects. The bitmap stays the truth: the index
- * is derived from it, and {@link BlockGroup} reports every bitmap change ({@link #claimed}, {@link #freed})
- * right after making it. {@link #check(Bitmap)} compares the two.
+ * is in {@code byEnd} under its end and in slot {@code slot} of the one bucket its length selects. The
+ * bitmap stays the truth: the index is derived from it, and {@link BlockGroup} reports every bitmap
+ * change ({@link #claimed}, {@link #freed}) right after making it. {@link #check(Bitmap)} compares the
+ * two.
  *
  * <h2>Operations</h2>
  * <pre>
  *   rebuild(bitmap)        one bitmap walk (forEachFreeRun)
- *   claimed / freed        O(log runs): one run out, at most two in (or two out, one in)
+ *   claimed / freed        O(log runs) tree lookups; a front claim changes no key and, unless the run
+ *                          drops below a power of two, no bucket
  *   runAt                  O(log runs)
- *   largest, bucketMask    O(1) after the highest non-empty bucket (one bit scan)
- *   bySizeFrom(min)        ascending by length then start, from the first run of at least min blocks
- *   bySizeDescending       longest first
+ *   largest, bucketMask    O(1), or one scan of the highest bucket after the longest run shrank
+ *   bySizeFrom(min)        ascending by length then start: per bucket, one scan for the first, a sort of
+ *                          the bucket only if the caller asks for a second
+ *   bySizeDescending       longest first, the same way
  * </pre>
  * Every change of the set of runs is reported to the {@link Listener}, if one is set, once per operation,
  * so volume-wide sums (the fragmentation score's buckets) can follow without a walk.
@@ -58,32 +63,57 @@ final class FreeRunIndex {
         void runsChanged(int removed, int added1, int added2);
     }
 
-    /** A free run {@code [start, start + length)}, group-relative. */
+    /** A free run {@code [start, start + length)}, group-relative, as the index hands it out. */
     record Run(int start, int length) {
         int end() {
             return start + length;
         }
     }
 
-    private final TreeMap<Integer, Integer> byStart = new TreeMap<>();
-    private final TreeSet<Long>[] buckets;
+    /** A run as the index holds it: mutable, so a front claim updates it in place. */
+    private static final class Node {
+        int start;
+        int length;
+        int slot;
+
+        Node(int start, int length) {
+            this.start = start;
+            this.length = length;
+        }
+
+        int end() {
+            return start + length;
+        }
+
+        long key() {
+            return (long) length << 32 | start;
+        }
+    }
+
+    private final TreeMap<Integer, Node> byEnd = new TreeMap<>();
+    private final Node[][] buckets;
+    private final int[] counts;
     private int nonEmpty;
+    private int largest;
+    private boolean largestKnown = true;
     private Listener listener;
 
     /** An empty index for a bitmap of {@code sizeBits} bits (one bucket per power of two up to it). */
-    @SuppressWarnings("unchecked")
     FreeRunIndex(int sizeBits) {
-        this.buckets = new TreeSet[32 - Integer.numberOfLeadingZeros(sizeBits)];
+        int n = 32 - Integer.numberOfLeadingZeros(sizeBits);
+        this.buckets = new Node[n][];
+        this.counts = new int[n];
     }
 
     /** Drops everything and indexes the free runs of {@code bitmap} (told to the listener as changes). */
     void rebuild(Bitmap bitmap) {
-        for (Run r : runs()) {
-            remove(r.start(), r.length());
-            tell(r.length(), 0, 0);
+        for (Node r : new ArrayList<>(byEnd.values())) {
+            detach(r);
+            byEnd.remove(r.end());
+            tell(r.length, 0, 0);
         }
         bitmap.forEachFreeRun(0, bitmap.size(), (s, len) -> {
-            add(s, len);
+            insert(new Node(s, len));
             tell(0, len, 0);
             return true;
         });
@@ -95,65 +125,92 @@ final class FreeRunIndex {
      */
     void listener(Listener l) {
         if (l == listener) return;
-        if (listener != null) for (Map.Entry<Integer, Integer> e : byStart.entrySet()) listener.runsChanged(e.getValue(), 0, 0);
+        if (listener != null) for (Node r : byEnd.values()) listener.runsChanged(r.length, 0, 0);
         listener = l;
-        if (listener != null) for (Map.Entry<Integer, Integer> e : byStart.entrySet()) listener.runsChanged(0, e.getValue(), 0);
+        if (listener != null) for (Node r : byEnd.values()) listener.runsChanged(0, r.length, 0);
     }
 
     /** Bits {@code [from, from + count)}, all free until now, have been set: they lie inside one run. */
     void claimed(int from, int count) {
         if (count <= 0) return;
-        Map.Entry<Integer, Integer> e = byStart.floorEntry(from);
-        if (e == null || e.getKey() + e.getValue() < from + count)
+        Map.Entry<Integer, Node> e = byEnd.higherEntry(from);
+        Node r = e == null ? null : e.getValue();
+        if (r == null || r.start > from || r.end() < from + count)
             throw new IllegalStateException("claim [" + from + ", " + (from + count) + ") is not inside a free run"
-                    + (e == null ? "" : "; the run before it is [" + e.getKey() + ", " + (e.getKey() + e.getValue()) + ")"));
-        int s = e.getKey(), end = s + e.getValue();
-        remove(s, end - s);
-        if (from > s) add(s, from - s);
-        if (end > from + count) add(from + count, end - from - count);
-        tell(end - s, from - s, end - from - count);
+                    + (r == null ? "" : "; the next run is [" + r.start + ", " + r.end() + ")"));
+        int s = r.start, end = r.end(), old = r.length;
+        if (from + count < end) {
+            // The run keeps its end: it becomes the part after the claim, in place.
+            resize(r, from + count, end - from - count);
+            if (from > s) insert(new Node(s, from - s));
+        } else {
+            detach(r);
+            byEnd.remove(end);
+            if (from > s) {
+                r.length = from - s;
+                insert(r);
+            }
+        }
+        tell(old, from - s, end - from - count);
     }
 
     /** Bits {@code [from, from + count)}, all used until now, have been cleared: merged with the neighbours. */
     void freed(int from, int count) {
         if (count <= 0) return;
-        int s = from, end = from + count;
-        Map.Entry<Integer, Integer> left = byStart.floorEntry(from - 1);
-        if (left != null && left.getKey() + left.getValue() > from)
+        int end = from + count;
+        Node left = byEnd.get(from);
+        Map.Entry<Integer, Node> after = byEnd.higherEntry(from);
+        Node right = after == null ? null : after.getValue();
+        if (right != null && right.start < end)
             throw new IllegalStateException("freed [" + from + ", " + end + ") overlaps free run ["
-                    + left.getKey() + ", " + (left.getKey() + left.getValue()) + ")");
-        int leftBlocks = 0, rightBlocks = 0;
-        if (left != null && left.getKey() + left.getValue() == from) {
-            s = left.getKey();
-            leftBlocks = left.getValue();
-            remove(s, leftBlocks);
-        }
-        Integer right = byStart.get(end);
+                    + right.start + ", " + right.end() + ")");
+        if (right != null && right.start != end) right = null;
+        int leftBlocks = left == null ? 0 : left.length, rightBlocks = right == null ? 0 : right.length;
+        int merged;
         if (right != null) {
-            rightBlocks = right;
-            remove(end, rightBlocks);
-            end += rightBlocks;
+            // The run after keeps its end and grows backwards over the freed blocks and the run before.
+            int s = left != null ? left.start : from;
+            if (left != null) {
+                detach(left);
+                byEnd.remove(from);
+            }
+            resize(right, s, right.end() - s);
+            merged = right.length;
+        } else if (left != null) {
+            detach(left);
+            byEnd.remove(from);
+            left.length += count;
+            insert(left);
+            merged = left.length;
+        } else {
+            insert(new Node(from, count));
+            merged = count;
         }
-        add(s, end - s);
-        // Told as the merged run coming and the neighbours going: the same sums, in one call.
-        if (listener != null) {
-            if (leftBlocks > 0 && rightBlocks > 0) listener.runsChanged(rightBlocks, 0, 0);
-            if (leftBlocks > 0 || rightBlocks > 0) listener.runsChanged(leftBlocks > 0 ? leftBlocks : rightBlocks, end - s, 0);
-            else listener.runsChanged(0, end - s, 0);
-        }
+        // Told as the merged run coming and the neighbours going: the same sums.
+        if (leftBlocks > 0 && rightBlocks > 0) tell(rightBlocks, 0, 0);
+        tell(leftBlocks > 0 ? leftBlocks : rightBlocks, merged, 0);
     }
 
     /** The run holding bit {@code bit}, or null when it is used. */
     Run runAt(int bit) {
-        Map.Entry<Integer, Integer> e = byStart.floorEntry(bit);
-        if (e == null || e.getKey() + e.getValue() <= bit) return null;
-        return new Run(e.getKey(), e.getValue());
+        Map.Entry<Integer, Node> e = byEnd.higherEntry(bit);
+        if (e == null || e.getValue().start > bit) return null;
+        return new Run(e.getValue().start, e.getValue().length);
     }
 
     /** Length of the longest run, 0 when none. */
     int largest() {
-        if (nonEmpty == 0) return 0;
-        return (int) (buckets[31 - Integer.numberOfLeadingZeros(nonEmpty)].last() >>> 32);
+        if (!largestKnown) {
+            int max = 0;
+            if (nonEmpty != 0) {
+                int k = 31 - Integer.numberOfLeadingZeros(nonEmpty);
+                Node[] b = buckets[k];
+                for (int i = 0; i < counts[k]; i++) max = Math.max(max, b[i].length);
+            }
+            largest = max;
+            largestKnown = true;
+        }
+        return largest;
     }
 
     /** Bit {@code k} set iff some run is {@code [2^k, 2^(k+1))} blocks long (ext4's {@code bb_counters}, as bits). */
@@ -162,77 +219,105 @@ final class FreeRunIndex {
     }
 
     int runCount() {
-        return byStart.size();
+        return byEnd.size();
     }
 
     /** Runs of at least {@code minBlocks}, shortest first, ties by lowest start. */
     Iterable<Run> bySizeFrom(int minBlocks) {
         int min = Math.max(1, minBlocks);
-        return () -> new Iterator<>() {
-            int k = 31 - Integer.numberOfLeadingZeros(min);
-            Iterator<Long> it = k < buckets.length ? tail(k, (long) min << 32) : null;
-
-            private Iterator<Long> tail(int bucket, long fromKey) {
-                TreeSet<Long> b = buckets[bucket];
-                return b == null ? null : b.tailSet(fromKey, true).iterator();
-            }
-
-            @Override
-            public boolean hasNext() {
-                while (it == null || !it.hasNext()) {
-                    int higher = k + 1 >= 32 ? 0 : nonEmpty & (-1 << (k + 1));
-                    if (higher == 0) return false;
-                    k = Integer.numberOfTrailingZeros(higher);
-                    it = buckets[k].iterator();
-                }
-                return true;
-            }
-
-            @Override
-            public Run next() {
-                if (!hasNext()) throw new java.util.NoSuchElementException();
-                long key = it.next();
-                return new Run((int) key, (int) (key >>> 32));
-            }
-        };
+        int first = 31 - Integer.numberOfLeadingZeros(min);
+        int mask = first >= 31 ? 0 : nonEmpty & (-1 << first);
+        return () -> new BucketWalk(mask, min, true);
     }
 
     /** All runs, longest first, ties by highest start. */
     Iterable<Run> bySizeDescending() {
-        return () -> new Iterator<>() {
-            int k = 32;
-            Iterator<Long> it;
+        return () -> new BucketWalk(nonEmpty, 1, false);
+    }
 
-            @Override
-            public boolean hasNext() {
-                while (it == null || !it.hasNext()) {
-                    int lower = k == 0 ? 0 : nonEmpty & ((int) ((1L << k) - 1));
-                    if (lower == 0) return false;
-                    k = 31 - Integer.numberOfLeadingZeros(lower);
-                    it = buckets[k].descendingIterator();
-                }
-                return true;
-            }
+    /**
+     * Visits the buckets of {@code mask} in order; within a bucket, the first run comes from one scan,
+     * and the bucket's keys are sorted only when a second is asked for.
+     */
+    private final class BucketWalk implements Iterator<Run> {
+        private int mask;
+        private final int min;
+        private final boolean ascending;
+        private long[] keys;
+        private int n;
+        private int next;
+        private boolean sorted;
 
-            @Override
-            public Run next() {
-                if (!hasNext()) throw new java.util.NoSuchElementException();
-                long key = it.next();
-                return new Run((int) key, (int) (key >>> 32));
+        BucketWalk(int mask, int min, boolean ascending) {
+            this.mask = mask;
+            this.min = min;
+            this.ascending = ascending;
+        }
+
+        @Override
+        public boolean hasNext() {
+            while (keys == null || next >= n) {
+                if (mask == 0) return false;
+                int k = ascending ? Integer.numberOfTrailingZeros(mask) : 31 - Integer.numberOfLeadingZeros(mask);
+                mask &= ~(1 << k);
+                load(k);
             }
-        };
+            return true;
+        }
+
+        private void load(int k) {
+            Node[] b = buckets[k];
+            int c = counts[k];
+            keys = new long[c];
+            n = 0;
+            int best = -1;
+            for (int i = 0; i < c; i++) {
+                if (b[i].length < min) continue;
+                long key = b[i].key();
+                keys[n] = key;
+                if (best < 0 || (ascending ? key < keys[best] : key > keys[best])) best = n;
+                n++;
+            }
+            if (best > 0) {
+                long t = keys[0];
+                keys[0] = keys[best];
+                keys[best] = t;
+            }
+            next = 0;
+            sorted = n <= 1;
+        }
+
+        @Override
+        public Run next() {
+            if (!hasNext()) throw new NoSuchElementException();
+            if (next == 1 && !sorted) {
+                Arrays.sort(keys, 1, n);
+                if (!ascending) reverse(keys, 1, n);
+                sorted = true;
+            }
+            long key = keys[next++];
+            return new Run((int) key, (int) (key >>> 32));
+        }
+    }
+
+    private static void reverse(long[] a, int from, int to) {
+        for (int i = from, j = to - 1; i < j; i++, j--) {
+            long t = a[i];
+            a[i] = a[j];
+            a[j] = t;
+        }
     }
 
     /** Every run by start. */
     List<Run> runs() {
-        List<Run> out = new ArrayList<>(byStart.size());
-        for (Map.Entry<Integer, Integer> e : byStart.entrySet()) out.add(new Run(e.getKey(), e.getValue()));
+        List<Run> out = new ArrayList<>(byEnd.size());
+        for (Node r : byEnd.values()) out.add(new Run(r.start, r.length));
         return out;
     }
 
     /**
      * Throws {@link IllegalStateException} naming the first difference between the index and the free
-     * runs of {@code bitmap}, or between the two views of the index.
+     * runs of {@code bitmap}, or between the views of the index.
      */
     void check(Bitmap bitmap) {
         List<Run> expected = new ArrayList<>();
@@ -245,45 +330,78 @@ final class FreeRunIndex {
                     throw new IllegalStateException("free run " + i + ": bitmap has " + x + ", index has " + y);
             }
         }
-        int inBuckets = 0;
+        for (Map.Entry<Integer, Node> e : byEnd.entrySet())
+            if (e.getKey() != e.getValue().end()) throw new IllegalStateException("run filed under end " + e.getKey());
+        int inBuckets = 0, max = 0;
         for (int k = 0; k < buckets.length; k++) {
-            TreeSet<Long> b = buckets[k];
-            boolean has = b != null && !b.isEmpty();
-            if (has != ((nonEmpty >>> k & 1) != 0)) throw new IllegalStateException("bucket " + k + " mask bit wrong");
-            if (!has) continue;
-            for (long key : b) {
-                int len = (int) (key >>> 32), s = (int) key;
-                if (31 - Integer.numberOfLeadingZeros(len) != k || !Integer.valueOf(len).equals(byStart.get(s)))
-                    throw new IllegalStateException("bucket " + k + " holds [" + s + ", +" + len + ") wrongly");
+            if ((counts[k] > 0) != ((nonEmpty >>> k & 1) != 0)) throw new IllegalStateException("bucket " + k + " mask bit wrong");
+            for (int i = 0; i < counts[k]; i++) {
+                Node r = buckets[k][i];
+                if (r.slot != i || bucketOf(r.length) != k || byEnd.get(r.end()) != r)
+                    throw new IllegalStateException("bucket " + k + " slot " + i + " holds [" + r.start + ", +" + r.length + ") wrongly");
+                max = Math.max(max, r.length);
                 inBuckets++;
             }
         }
-        if (inBuckets != byStart.size())
-            throw new IllegalStateException(inBuckets + " runs in buckets, " + byStart.size() + " by start");
+        if (inBuckets != byEnd.size())
+            throw new IllegalStateException(inBuckets + " runs in buckets, " + byEnd.size() + " by end");
+        if (largest() != max) throw new IllegalStateException("largest " + largest() + ", runs say " + max);
     }
 
-    private void add(int start, int length) {
-        byStart.put(start, length);
-        int k = 31 - Integer.numberOfLeadingZeros(length);
-        NavigableSet<Long> b = buckets[k];
-        if (b == null) b = buckets[k] = new TreeSet<>();
-        b.add(key(start, length));
+    private static int bucketOf(int length) {
+        return 31 - Integer.numberOfLeadingZeros(length);
+    }
+
+    private void insert(Node r) {
+        byEnd.put(r.end(), r);
+        attach(r);
+    }
+
+    /** Gives a run in the index a new start and length with the same end: no key changes. */
+    private void resize(Node r, int start, int length) {
+        int before = bucketOf(r.length);
+        if (largestKnown && r.length == largest && length < largest) largestKnown = false;
+        r.start = start;
+        r.length = length;
+        if (bucketOf(length) != before) {
+            remove(before, r);
+            add(r);
+        } else if (largestKnown && length > largest) {
+            largest = length;
+        }
+    }
+
+    private void attach(Node r) {
+        add(r);
+    }
+
+    private void detach(Node r) {
+        if (largestKnown && r.length == largest) largestKnown = false;
+        remove(bucketOf(r.length), r);
+    }
+
+    private void add(Node r) {
+        int k = bucketOf(r.length);
+        Node[] b = buckets[k];
+        if (b == null) b = buckets[k] = new Node[2];
+        else if (counts[k] == b.length) b = buckets[k] = Arrays.copyOf(b, b.length * 2);
+        r.slot = counts[k];
+        b[counts[k]++] = r;
         nonEmpty |= 1 << k;
+        if (largestKnown && r.length > largest) largest = r.length;
     }
 
-    private void remove(int start, int length) {
-        byStart.remove(start);
-        int k = 31 - Integer.numberOfLeadingZeros(length);
-        TreeSet<Long> b = buckets[k];
-        b.remove(key(start, length));
-        if (b.isEmpty()) nonEmpty &= ~(1 << k);
+    private void remove(int k, Node r) {
+        Node[] b = buckets[k];
+        int last = --counts[k];
+        Node moved = b[last];
+        b[r.slot] = moved;
+        moved.slot = r.slot;
+        b[last] = null;
+        if (last == 0) nonEmpty &= ~(1 << k);
     }
 
     private void tell(int removed, int added1, int added2) {
         if (listener != null) listener.runsChanged(removed, added1, added2);
-    }
-
-    private static long key(int start, int length) {
-        return (long) length << 32 | start;
     }
 }
