@@ -17,15 +17,17 @@ import org.blockyard.api.alloc.Geometry;
  * global-lock baseline drives the same code under one lock.
  *
  * <p>Data: a {@link Bitmap} (1 = used) over the group; the system zone (bitmap and descriptor blocks, the
- * journal in group 0) is set at construction and never cleared; booked reservation windows by start
- * block and by file.
+ * journal in group 0) is set at construction and never cleared; the free runs of the bitmap by address
+ * and size ({@link FreeRunIndex}); booked reservation windows by start block and by file.
  *
  * <p>Invariants:
  * <ul>
  * <li>windows never overlap and never leave the group; a file has at most one window here;</li>
  * <li>a window holds at least one free block when it is booked (it need not stay so);</li>
  * <li>no system-zone block is ever claimed or freed;</li>
- * <li>{@link #freeBlocks()} equals the number of clear bits in the group's data area.</li>
+ * <li>{@link #freeBlocks()} equals the number of clear bits in the group's data area;</li>
+ * <li>the run index holds exactly the bitmap's free runs: every bitmap change goes through a method
+ *     here that reports it to the index at once.</li>
  * </ul>
  *
  * <p>Positions in the public methods are absolute block numbers; the bitmap works group-relative.
@@ -472,9 +474,9 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
      * min(remaining, maxExtentBlocks)} blocks) comes whole from the smallest free run that holds it (best
      * fit: large runs are not chipped while a smaller one will do, and holes left by frees are filled
      * first); between runs of that length, the one holding the hint (the end of the previous piece for
-     * the pieces after the first), else the lowest address. When no run holds the piece (and the claim is not {@code
-     * wholeOnly}), the longest usable run is taken, and the search starts again for what is left.
-     * Answers the extents claimed (possibly fewer blocks than wanted, possibly none).
+     * the pieces after the first), else the lowest address. When no run holds the piece (and the claim is
+     * not {@code wholeOnly}), the longest usable run is taken, and the search starts again for what is
+     * left. Answers the extents claimed (possibly fewer blocks than wanted, possibly none).
      */
     public List<Extent> claimExtents(ExtentClaim c) {
         List<Extent> out = new ArrayList<>();

@@ -24,7 +24,7 @@ import org.blockyard.api.alloc.Geometry;
  * 100,000 groups, and usually one or two scans; the splitting passes read each free count once.
  */
 final class ExtentWalk {
-    /** Groups asked on a guess in the whole-piece pass before guessing stops. */
+    /** Groups in the whole-piece pass that answered nothing, after which only sure fits are asked. */
     static final int MAX_GUESSES = 4;
 
     /** Whole pieces only, windows left alone. */

@@ -356,7 +356,7 @@ final class FreeRunIndex {
 
     private void insert(Node r) {
         byEnd.put(r.end(), r);
-        attach(r);
+        add(r);
     }
 
     /** Gives a run in the index a new start and length with the same end: no key changes. */
@@ -373,10 +373,7 @@ final class FreeRunIndex {
         }
     }
 
-    private void attach(Node r) {
-        add(r);
-    }
-
+    /** Takes a run out of its bucket; the caller takes it out of {@code byEnd}. */
     private void detach(Node r) {
         if (largestKnown && r.length == largest) largestKnown = false;
         remove(bucketOf(r.length), r);
