@@ -53,6 +53,24 @@ class ExtentFitTest {
     }
 
     @Test
+    void theWalkAsksOnlyTheGroupWhoseLongestRunHoldsThePieceBeforeSplitting() {
+        Geometry g = Geometry.of(4096, 100_000L * 256, 256);
+        VolumeState volume = new VolumeState(g);
+        for (int i = 0; i < g.groups(); i++) {
+            volume.publishFree(i, 100);
+            volume.publishRuns(i, 10, 1 << 3); // many short runs everywhere...
+        }
+        volume.publishRuns(77_777, 200, 1 << 7 | 1 << 3); // ...and one that holds the request
+        ExtentWalk walk = new ExtentWalk(volume, 64, 1, 0, g.groupStart(5), -1);
+        assertEquals(77_777, walk.next());
+        BlockGroup.ExtentClaim claim = walk.claimFor(77_777);
+        assertEquals(true, claim.wholeOnly());
+        walk.took(List.of());
+        assertEquals(5, walk.next(), "with no whole fit left, the splitting pass starts at the hint's group");
+        assertEquals(false, walk.claimFor(5).wholeOnly());
+    }
+
+    @Test
     void withoutARunThatHoldsItTheRequestTakesTheLongestRunsFirst() {
         Geometry g = Geometry.of(4096, 4096, 4096);
         try (ActorBlockAllocator a = ActorBlockAllocator.start(AllocatorSettings.of(g, ReservationPolicy.extended()))) {
