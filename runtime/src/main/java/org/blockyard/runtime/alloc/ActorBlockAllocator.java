@@ -467,13 +467,14 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         return CompletableFuture.completedFuture(volume.totalFreeBlocks());
     }
 
+    /**
+     * From the sums the group actors keep ({@link VolumeState#fragmentationScore()}): no message, no
+     * walk. It reflects every call whose answer the caller has received.
+     */
     @Override
     public CompletionStage<Double> fragmentationScore() {
-        return freeExtents(0, geometry.totalBlocks(), Integer.MAX_VALUE).thenApply(page -> {
-            FragmentationScore score = new FragmentationScore(geometry.blockSizeBytes());
-            for (Extent e : page.extents()) score.addFreeExtent(e.blocks());
-            return score.score();
-        });
+        if (closed) return failed(closedError());
+        return CompletableFuture.completedFuture(volume.fragmentationScore());
     }
 
     @Override

@@ -107,6 +107,8 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
             // Published here, before this actor answers anyone, not when the group actor gets round to
             // starting: a walk that read 0 free blocks would skip the group and answer "no space".
             volume.publishFree(g, state.freeBlocks());
+            volume.publishRuns(g, state.largestFreeRun(), state.freeRunBuckets());
+            state.attach(volume);
             groups.add(context.spawn(GroupActor.create(state, volume, settings.searchSliceWords(),
                     settings.stashCapacity()), "group-" + g));
         }

@@ -17,15 +17,17 @@ import org.blockyard.api.alloc.Geometry;
  * global-lock baseline drives the same code under one lock.
  *
  * <p>Data: a {@link Bitmap} (1 = used) over the group; the system zone (bitmap and descriptor blocks, the
- * journal in group 0) is set at construction and never cleared; booked reservation windows by start
- * block and by file.
+ * journal in group 0) is set at construction and never cleared; the free runs of the bitmap by address
+ * and size ({@link FreeRunIndex}); booked reservation windows by start block and by file.
  *
  * <p>Invariants:
  * <ul>
  * <li>windows never overlap and never leave the group; a file has at most one window here;</li>
  * <li>a window holds at least one free block when it is booked (it need not stay so);</li>
  * <li>no system-zone block is ever claimed or freed;</li>
- * <li>{@link #freeBlocks()} equals the number of clear bits in the group's data area.</li>
+ * <li>{@link #freeBlocks()} equals the number of clear bits in the group's data area;</li>
+ * <li>the run index holds exactly the bitmap's free runs: every bitmap change goes through a method
+ *     here that reports it to the index at once.</li>
  * </ul>
  *
  * <p>Positions in the public methods are absolute block numbers; the bitmap works group-relative.
@@ -89,6 +91,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
     private final int stripeBlocks;
     private final AllocationPolicy policy;
     private final Bitmap bitmap;
+    private final FreeRunIndex runs;
     private final TreeMap<Long, Window> windows = new TreeMap<>();
     private RuntimeException injectedFault; // thrown by the next extent claim: fault-injection tests only
     private final Map<Long, Window> byFile = new HashMap<>();
@@ -103,8 +106,10 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         this.policy = policy;
         int bits = (blocks + 63) & ~63;
         this.bitmap = new Bitmap(bits);
+        this.runs = new FreeRunIndex(bits);
         bitmap.setUsed(0, geometry.systemBlocks(group));
         if (bits > blocks) bitmap.setUsed(blocks, bits - blocks); // padding past a short last group
+        runs.rebuild(bitmap);
     }
 
     // ---- views -------------------------------------------------------------------------------------
@@ -168,6 +173,33 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         return bitmap;
     }
 
+    FreeRunIndex runIndex() {
+        return runs;
+    }
+
+    /** Length of the longest free run here, in blocks (what {@link VolumeState#largestFreeRun} publishes). */
+    public int largestFreeRun() {
+        return runs.largest();
+    }
+
+    /** Bit {@code k} set iff a free run here is {@code [2^k, 2^(k+1))} blocks long. */
+    public int freeRunBuckets() {
+        return runs.bucketMask();
+    }
+
+    /**
+     * Makes {@code volume}'s fragmentation-score sums follow this group's free runs from now on: they
+     * get every run now free, and every change after. Calling it again with the same volume does nothing.
+     */
+    public void attach(VolumeState volume) {
+        runs.listener(volume == null ? null : volume.scoreListener());
+    }
+
+    private void claimBits(int from, int count) {
+        bitmap.setUsed(from, count);
+        runs.claimed(from, count);
+    }
+
     private int rel(long block) {
         return (int) (block - start);
     }
@@ -183,14 +215,17 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
     public void fillFromStart(int blocks) {
         if (blocks < 0 || blocks > dataBlocks()) throw new IllegalArgumentException("cannot fill " + blocks
                 + " of " + dataBlocks() + " data blocks");
-        bitmap.setUsed(rel(firstData), blocks);
+        claimBits(rel(firstData), blocks);
     }
 
-    /** Marks one free data block used, as an aged volume would have it (benchmarks). Only before an actor serves the group. */
-    public void markUsed(long block) {
-        if (block < firstData || block >= end) throw new IllegalArgumentException("block " + block
-                + " is not a data block of group " + group);
-        bitmap.setUsed(rel(block), 1);
+    /**
+     * Marks {@code blocks} free data blocks from {@code block} used, as an aged volume would have them
+     * (benchmarks, tests). Only before an actor serves the group, or from the actor that owns it.
+     */
+    public void markUsed(long block, int blocks) {
+        if (blocks < 0 || block < firstData || block > end - blocks) throw new IllegalArgumentException(blocks
+                + " blocks at " + block + " are not data blocks of group " + group);
+        claimBits(rel(block), blocks);
     }
 
     // ---- file allocation (ext3_try_to_allocate_with_rsv) --------------------------------------------
@@ -258,6 +293,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         int f = bitmap.nextFree(rel(Math.max(from, w.start)), rel(w.end));
         if (f < 0) return null;
         int n = bitmap.claimRun(f, (int) Math.min(count, w.end - abs(f)));
+        runs.claimed(f, n);
         w.hit += n;
         return new Outcome(abs(f), n, windowGoalBlocks, w.blocks(), w.hit);
     }
@@ -281,6 +317,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
             for (int i = 0; i < 7 && f > floor && !bitmap.isUsed(f - 1); i++) f--;
         }
         int n = bitmap.claimRun(f, r.count());
+        runs.claimed(f, n);
         return new Outcome(abs(f), n, r.windowGoalBlocks(), r.windowBlocks(), r.windowHit());
     }
 
@@ -419,13 +456,15 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
 
     /**
      * After a fault in code that works on this group (a bug, or a policy that threw): checks the bitmap,
-     * which every change validates before it writes, and drops every reservation window, which are hints
+     * which every change validates before it writes, rebuilds the run index from it, and drops every
+     * reservation window, which are hints
      * that files rebuild on their next allocation (as after an ext3 remount).
      *
      * @throws IllegalStateException when the bitmap itself is inconsistent (then nothing can be trusted)
      */
     public void recoverAfterFault() {
         bitmap.checkConsistency();
+        runs.rebuild(bitmap); // the fault may have come between a bitmap change and its index update
         windows.clear();
         byFile.clear();
     }
@@ -446,15 +485,29 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
     /**
      * What an extent allocation asks of one group: up to {@code wantBlocks} as extents that start on an
      * {@code alignBlocks} boundary (absolute), are multiples of {@code unitBlocks} and at most
-     * {@code maxExtentBlocks} long (0 = no limit), searched from {@code hint} (absolute, or -1). With
-     * {@code honourWindows}, other files' windows are left alone.
+     * {@code maxExtentBlocks} long (0 = no limit); {@code hint} (absolute, or -1) is where the caller
+     * would like them, used only to choose between runs of equal length. With {@code honourWindows},
+     * other files' windows are left alone. With {@code wholeOnly}, the group hands out only whole pieces
+     * (each {@code min(remaining, maxExtentBlocks)} from one free run) and never splits one to serve part
+     * of it, and then, when {@code runsBelowBlocks > 0}, only from runs shorter than that (the walk's
+     * tightest fits first).
      */
     public record ExtentClaim(long wantBlocks, int unitBlocks, long maxExtentBlocks, int alignBlocks, long hint,
-                              boolean honourWindows) {}
+                              boolean honourWindows, boolean wholeOnly, long runsBelowBlocks) {
+        public ExtentClaim(long wantBlocks, int unitBlocks, long maxExtentBlocks, int alignBlocks, long hint,
+                           boolean honourWindows) {
+            this(wantBlocks, unitBlocks, maxExtentBlocks, alignBlocks, hint, honourWindows, false, 0);
+        }
+    }
 
     /**
-     * Claims what {@code c} asks for, searching from its hint to the group end and then from the group
-     * start; answers the extents claimed (possibly fewer blocks than wanted, possibly none).
+     * Claims what {@code c} asks for, in as few extents as this group allows. Each piece ({@code
+     * min(remaining, maxExtentBlocks)} blocks) comes whole from the smallest free run that holds it (best
+     * fit: large runs are not chipped while a smaller one will do, and holes left by frees are filled
+     * first); between runs of that length, the one holding the hint (the end of the previous piece for
+     * the pieces after the first), else the lowest address. When no run holds the piece (and the claim is
+     * not {@code wholeOnly}), the longest usable run is taken, and the search starts again for what is
+     * left. Answers the extents claimed (possibly fewer blocks than wanted, possibly none).
      */
     public List<Extent> claimExtents(ExtentClaim c) {
         if (injectedFault != null) {
@@ -463,47 +516,96 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
             throw e;
         }
         List<Extent> out = new ArrayList<>();
-        long from = c.hint() >= firstData && c.hint() < end ? c.hint() : firstData;
-        long remaining = claimBetween(out, c.wantBlocks(), c.unitBlocks(), c.maxExtentBlocks(), c.alignBlocks(), from,
-                end, c.honourWindows());
-        if (remaining > 0 && from > firstData)
-            claimBetween(out, remaining, c.unitBlocks(), c.maxExtentBlocks(), c.alignBlocks(), firstData, from,
-                    c.honourWindows());
+        long remaining = c.wantBlocks();
+        long cap = c.maxExtentBlocks() > 0 ? c.maxExtentBlocks() : Long.MAX_VALUE;
+        long below = c.wholeOnly() && c.runsBelowBlocks() > 0 ? c.runsBelowBlocks() : Long.MAX_VALUE;
+        int unit = c.unitBlocks();
+        int align = c.alignBlocks();
+        long hint = c.hint();
+        while (remaining > 0) {
+            long piece = Math.min(remaining, cap);
+            long at = piece <= dataBlocks() ? findFit(piece, hint, below, align, c.honourWindows()) : -1;
+            if (at < 0) {
+                if (c.wholeOnly()) break;
+                long[] longest = longestUsable(unit, align, c.honourWindows());
+                if (longest == null) break;
+                at = longest[0];
+                piece = Math.min(piece, longest[1]);
+            }
+            claimBits(rel(at), (int) piece);
+            out.add(new Extent(at, piece));
+            remaining -= piece;
+            hint = at + piece;
+        }
         return out;
     }
 
-    private long claimBetween(List<Extent> out, long remaining, int unit, long maxExtent, int align, long from,
-                              long to, boolean honourWindows) {
-        int offset = (int) Math.floorMod(start, (long) align);
-        long pos = from;
-        long cap = maxExtent > 0 ? maxExtent : Long.MAX_VALUE;
-        while (remaining > 0 && pos < to) {
-            int p = bitmap.nextAlignedFree(rel(pos), rel(to), align, offset, unit);
-            if (p < 0) break;
-            long at = abs(p);
-            long limit = to;
-            if (honourWindows) {
-                Window blocking = windowOverlapping(at, unit);
-                if (blocking != null) {
-                    pos = blocking.end;
-                    continue;
-                }
-                Map.Entry<Long, Window> next = windows.higherEntry(at);
-                if (next != null) limit = Math.min(limit, next.getValue().start);
+    /**
+     * Where a piece of {@code blocks} fits whole in the smallest run shorter than {@code below}, or -1.
+     * Among runs of that length the one holding {@code hint} wins, and then the piece starts at the hint
+     * when it fits from there; otherwise the lowest address.
+     */
+    private long findFit(long blocks, long hint, long below, int align, boolean honourWindows) {
+        for (FreeRunIndex.Run r : runs.bySizeFrom((int) blocks)) {
+            if (r.length() >= below) break;
+            long at = fitIn(abs(r.start()), abs(r.end()), blocks, align, honourWindows);
+            if (at < 0) continue;
+            FreeRunIndex.Run h = hint >= firstData && hint < end ? runs.runAt(rel(hint)) : null;
+            if (h != null && h.length() == r.length()) {
+                long there = fitIn(hint, abs(h.end()), blocks, align, honourWindows);
+                if (there < 0) there = fitIn(abs(h.start()), abs(h.end()), blocks, align, honourWindows);
+                if (there >= 0) return there;
             }
-            long want = Math.min(Math.min(remaining, cap), limit - at);
-            int run = bitmap.freeRunLength(p, (int) Math.min(want, Integer.MAX_VALUE));
-            run -= run % unit;
-            if (run == 0) {
-                pos = at + 1;
-                continue;
-            }
-            bitmap.setUsed(p, run);
-            out.add(new Extent(at, run));
-            remaining -= run;
-            pos = at + run;
+            return at;
         }
-        return remaining;
+        return -1;
+    }
+
+    /** The first aligned start in {@code [from, to)} of {@code blocks} blocks clear of windows, or -1. */
+    private long fitIn(long from, long to, long blocks, int align, boolean honourWindows) {
+        long at = alignUp(from, align);
+        while (at + blocks <= to) {
+            Window w = honourWindows ? windowOverlapping(at, blocks) : null;
+            if (w == null) return at;
+            at = alignUp(w.end, align);
+        }
+        return -1;
+    }
+
+    /**
+     * The longest piece any free run offers: {@code {start, blocks}} with an aligned start, clear of
+     * windows, a multiple of the unit; null when no run offers one unit.
+     */
+    private long[] longestUsable(int unit, int align, boolean honourWindows) {
+        long[] best = null;
+        for (FreeRunIndex.Run r : runs.bySizeDescending()) {
+            if (r.length() < unit || best != null && r.length() <= best[1]) break;
+            long a = abs(r.start()), b = abs(r.end());
+            long gap = a;
+            if (honourWindows) {
+                Map.Entry<Long, Window> before = windows.floorEntry(a);
+                if (before != null && before.getValue().end > gap) gap = before.getValue().end;
+                for (Window w : windows.subMap(a, false, b, false).values()) {
+                    best = better(best, gap, w.start, unit, align);
+                    gap = Math.max(gap, w.end);
+                }
+            }
+            best = better(best, gap, b, unit, align);
+        }
+        return best;
+    }
+
+    private static long[] better(long[] best, long from, long to, int unit, int align) {
+        long at = alignUp(from, align);
+        long blocks = to - at;
+        blocks -= blocks % unit;
+        if (blocks < unit || best != null && blocks <= best[1]) return best;
+        return new long[] {at, blocks};
+    }
+
+    private static long alignUp(long block, int align) {
+        long rem = Math.floorMod(block, (long) align);
+        return rem == 0 ? block : block + (align - rem);
     }
 
     private Window windowOverlapping(long at, long blocks) {
@@ -532,7 +634,10 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
     public AllocationException free(List<Extent> extents) {
         AllocationException bad = checkFree(extents);
         if (bad != null) return bad;
-        for (Extent e : extents) bitmap.setFree(rel(e.start()), (int) e.blocks());
+        for (Extent e : extents) {
+            bitmap.setFree(rel(e.start()), (int) e.blocks());
+            runs.freed(rel(e.start()), (int) e.blocks());
+        }
         return null;
     }
 

@@ -160,6 +160,15 @@ public final class FragmentationScore {
      * block size is so large (2^27 bytes or more) that splitting costs nothing.
      */
     public double score() {
+        return score(buckets, freeBytes, blockBytes);
+    }
+
+    /**
+     * The score of the class comment from FastScore's sums: {@code buckets[k]} the integer contributions
+     * to the power {@code 2^k} of every free extent, {@code freeBytes} their total, {@code blockBytes}
+     * the allocation unit (a power of two).
+     */
+    static double score(long[] buckets, long freeBytes, int blockBytes) {
         if (freeBytes <= blockBytes) {
             return 0.0;
         }
@@ -170,7 +179,7 @@ public final class FragmentationScore {
             }
         }
         double ideal = extentScore(freeBytes);
-        double terrible = (double) (freeBytes >> blockLog2) * extentScore(blockBytes);
+        double terrible = (double) (freeBytes / blockBytes) * extentScore(blockBytes);
         double range = ideal - terrible;
         if (range <= 0) {
             return 0.0;

@@ -67,7 +67,8 @@ public final class GlobalLockAllocator implements BlockAllocator {
         this.groups = new BlockGroup[geometry.groups()];
         for (int g = 0; g < groups.length; g++) {
             groups[g] = new BlockGroup(geometry, g, policy);
-            volume.publishFree(g, groups[g].freeBlocks());
+            groups[g].attach(volume);
+            republish(g);
         }
     }
 
@@ -81,8 +82,10 @@ public final class GlobalLockAllocator implements BlockAllocator {
         return groups[g];
     }
 
+    /** Publishes group {@code g}'s free count and free runs, as a group actor does after each change. */
     public void republish(int g) {
         volume.publishFree(g, groups[g].freeBlocks());
+        volume.publishRuns(g, groups[g].largestFreeRun(), groups[g].freeRunBuckets());
     }
 
     /** Opens {@code name} and answers its state, the handle the benchmark calls take. */
@@ -396,11 +399,7 @@ public final class GlobalLockAllocator implements BlockAllocator {
 
     @Override
     public CompletionStage<Double> fragmentationScore() {
-        return freeExtents(0, geometry.totalBlocks(), Integer.MAX_VALUE).thenApply(page -> {
-            FragmentationScore score = new FragmentationScore(geometry.blockSizeBytes());
-            for (Extent e : page.extents()) score.addFreeExtent(e.blocks());
-            return score.score();
-        });
+        return CompletableFuture.completedFuture(volume.fragmentationScore());
     }
 
     @Override

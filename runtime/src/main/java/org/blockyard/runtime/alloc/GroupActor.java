@@ -137,7 +137,8 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         this.volume = volume;
         this.sliceWords = sliceWords;
         this.stash = stash;
-        volume.publishFree(group, state.freeBlocks());
+        state.attach(volume);
+        publish();
     }
 
     @Override
@@ -208,7 +209,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
             getContext().getLog().error("group {}: bitmap inconsistent after the fault; the group stops", group, broken);
             throw broken;
         }
-        volume.publishFree(group, state.freeBlocks());
+        publish();
         return stash.isEmpty() ? this : stash.unstashAll(this);
     }
 
@@ -269,8 +270,14 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         return stash.isEmpty() ? this : stash.unstashAll(this);
     }
 
+    /** What walks read without a message: free blocks and the longest free run. */
+    private void publish() {
+        volume.publishFree(group, state.freeBlocks());
+        volume.publishRuns(group, state.largestFreeRun(), state.freeRunBuckets());
+    }
+
     private void reply(ActorRef<Allocated> replyTo, BlockGroup.Outcome outcome) {
-        if (outcome.allocated()) volume.publishFree(group, state.freeBlocks());
+        if (outcome.allocated()) publish();
         replyTo.tell(new Allocated(group, outcome));
     }
 
@@ -285,7 +292,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         AllocationException bad = state.unclaim(m.extent());
         if (bad != null) getContext().getLog().error("group {}: returned preallocation {} refused: {}", group, m.extent(),
                 bad.getMessage());
-        volume.publishFree(group, state.freeBlocks());
+        publish();
         return this;
     }
 
@@ -297,7 +304,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
             m.replyTo().tell(Reply.fail(bad));
             return this;
         }
-        volume.publishFree(group, state.freeBlocks());
+        publish();
         m.replyTo().tell(Reply.ok(Done.getInstance()));
         return this;
     }
@@ -323,7 +330,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         AllocationException bad = extents == null
                 ? new AllocationException.InvalidRequest("no prepared release " + m.tx() + " in group " + group)
                 : state.free(extents);
-        volume.publishFree(group, state.freeBlocks());
+        publish();
         m.replyTo().tell(bad == null ? Reply.ok(Done.getInstance()) : Reply.fail(bad));
         return this;
     }
@@ -357,7 +364,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     private Behavior<Command> onClaimExtents(ClaimExtents m) {
         volume.countMessage();
         List<Extent> got = state.claimExtents(m.claim());
-        if (!got.isEmpty()) volume.publishFree(group, state.freeBlocks());
+        if (!got.isEmpty()) publish();
         m.replyTo().tell(Reply.ok(got));
         return this;
     }

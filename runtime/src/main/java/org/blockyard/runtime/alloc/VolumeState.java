@@ -9,16 +9,31 @@ import org.blockyard.api.alloc.Geometry;
 
 /**
  * Counters that group actors publish and everyone may read without a message, like ext3's group
- * descriptors and per-CPU free counter: each group's free blocks (written only by that group's actor),
- * open files per home group (written only by the allocator actor), and message counters. Readers get a
- * value at most one message old; every decision taken on it is checked again by the actor that owns
- * the group.
+ * descriptors and per-CPU free counter: each group's free blocks and longest free run (written only by
+ * that group's actor, and by the allocator actor before it spawns the group), open files per home group
+ * (written only by the allocator actor), the fragmentation score's sums, and message counters. Readers
+ * get a value at most one message old; every decision taken on it is checked again by the actor that
+ * owns the group.
+ *
+ * <p>The fragmentation score is kept as Ceph's FastScore keeps it: each group's {@link FreeRunIndex}
+ * reports every free run that appears or disappears, and the run's two integer contributions go to
+ * volume-wide per-power-of-two sums ({@link FragmentationScore} has the formula). Once the actors are
+ * idle, {@link #fragmentationScore()} equals the score of a full enumeration of free extents, with one
+ * exception: a run that ends at a group's last block and one that starts at the next group's first
+ * block count as two here, while an enumeration merges them. No geometry built by {@code Geometry.of}
+ * has such runs (every group starts with its system zone); a hand-made geometry without a system zone
+ * gets a score slightly too high.
  */
 public final class VolumeState implements AllocationPolicy.Volume {
     private final Geometry geometry;
     private final AtomicLongArray freeBlocks;
     private final AtomicIntegerArray openFiles;
     private final LongAdder totalFree = new LongAdder();
+    private final AtomicIntegerArray largestFreeRun;
+    private final AtomicIntegerArray runBuckets;
+    private final LongAdder[] scoreBuckets = new LongAdder[64];
+    private final int blockLog2;
+    private final FreeRunIndex.Listener scoreListener = this::freeRunsChanged;
     private final LongAdder messages = new LongAdder();
     private final LongAdder searchSlices = new LongAdder();
     private final LongAdder stashed = new LongAdder();
@@ -27,6 +42,10 @@ public final class VolumeState implements AllocationPolicy.Volume {
         this.geometry = geometry;
         this.freeBlocks = new AtomicLongArray(geometry.groups());
         this.openFiles = new AtomicIntegerArray(geometry.groups());
+        this.largestFreeRun = new AtomicIntegerArray(geometry.groups());
+        this.runBuckets = new AtomicIntegerArray(geometry.groups());
+        for (int k = 0; k < scoreBuckets.length; k++) scoreBuckets[k] = new LongAdder();
+        this.blockLog2 = Integer.numberOfTrailingZeros(geometry.blockSizeBytes());
     }
 
     @Override
@@ -55,6 +74,74 @@ public final class VolumeState implements AllocationPolicy.Volume {
     void publishFree(int group, long free) {
         long old = freeBlocks.getAndSet(group, free);
         if (old != free) totalFree.add(free - old);
+    }
+
+    /** The longest free run of {@code group} in blocks, as its actor last published it. */
+    public int largestFreeRun(int group) {
+        return largestFreeRun.get(group);
+    }
+
+    /**
+     * Which power-of-two run lengths {@code group} has free, as its actor last published them: bit
+     * {@code k} set iff it has a free run of {@code [2^k, 2^(k+1))} blocks.
+     */
+    public int freeRunBuckets(int group) {
+        return runBuckets.get(group);
+    }
+
+    /** Publishes what a walk needs to know of a group's free runs: the longest, and the lengths present. */
+    void publishRuns(int group, int largestBlocks, int bucketMask) {
+        largestFreeRun.lazySet(group, largestBlocks);
+        runBuckets.lazySet(group, bucketMask);
+    }
+
+    /** What a group's run index tells of its runs; the same object for every call. */
+    FreeRunIndex.Listener scoreListener() {
+        return scoreListener;
+    }
+
+    /**
+     * A run of {@code removed} blocks became runs of {@code added1} and {@code added2} (0 = none): adds
+     * the difference of their contributions, once per bucket that changes (a run that shrinks by a block
+     * changes two buckets, not four).
+     */
+    private void freeRunsChanged(int removed, int added1, int added2) {
+        int lo = 64, hi = -1;
+        for (int i = 0; i < 3; i++) {
+            int blocks = i == 0 ? removed : i == 1 ? added1 : added2;
+            if (blocks == 0) continue;
+            long bytes = (long) blocks << blockLog2;
+            int s = 63 - Long.numberOfLeadingZeros(bytes);
+            lo = Math.min(lo, s);
+            hi = Math.max(hi, s + 1);
+        }
+        if (hi < 0) return;
+        long[] delta = new long[hi - lo + 1];
+        for (int i = 0; i < 3; i++) {
+            int blocks = i == 0 ? removed : i == 1 ? added1 : added2;
+            if (blocks == 0) continue;
+            long sign = i == 0 ? -1 : 1;
+            long bytes = (long) blocks << blockLog2;
+            int s = 63 - Long.numberOfLeadingZeros(bytes);
+            delta[s - lo] += sign * ((2L << s) - bytes);
+            delta[s + 1 - lo] += sign * 2 * (bytes - (1L << s));
+        }
+        for (int k = lo; k <= hi; k++) if (delta[k - lo] != 0) scoreBuckets[k].add(delta[k - lo]);
+    }
+
+    /**
+     * Ceph's v3 fragmentation score of the volume's free space (0 = one free extent, 1 = all single
+     * blocks) from the sums the groups keep: 65 additions, no walk. Exact once the actors are idle (see
+     * the class comment); while they work, a mix of states at most one message old each.
+     */
+    public double fragmentationScore() {
+        long[] buckets = new long[scoreBuckets.length];
+        long freeBytes = 0;
+        for (int k = 0; k < buckets.length; k++) {
+            buckets[k] = scoreBuckets[k].sum();
+            freeBytes += buckets[k]; // a run of v bytes adds (2^(s+1) - v) + 2 (v - 2^s) = v in all
+        }
+        return FragmentationScore.score(buckets, freeBytes, geometry.blockSizeBytes());
     }
 
     void fileOpened(int homeGroup) {

@@ -125,7 +125,7 @@ public final class IntrospectCommand implements Callable<Integer> {
         group.fillFromStart(filled);
         for (int i = 0; i < data / 64; i++) {
             long b = group.firstDataBlock() + filled + rnd.nextInt(Math.max(1, data - filled));
-            if (b < group.end() && !group.isUsed(b)) group.markUsed(b);
+            if (b < group.end() && !group.isUsed(b)) group.markUsed(b, 1);
         }
     }
 

@@ -19,6 +19,7 @@ public final class BenchCommand implements Runnable {
     static void addWorkloads(CommandLine bench) {
         bench.addSubcommand("tiobench", new org.blockyard.runtime.bench.TiobenchCommand());
         bench.addSubcommand("smallfiles", new org.blockyard.runtime.bench.SmallFilesCommand());
+        bench.addSubcommand("extents", new org.blockyard.runtime.bench.ExtentsCommand());
         bench.addSubcommand("introspect", new org.blockyard.runtime.bench.IntrospectCommand());
         bench.addSubcommand("merge", new org.blockyard.runtime.io.bench.MergeBench());
         bench.addSubcommand("dio", new org.blockyard.runtime.io.bench.DioBench());

@@ -126,7 +126,7 @@ class LargeVolumeTest {
         int groups = 100_000;
         try (ActorBlockAllocator a = start(groups, b -> {
             for (long blk = b.firstDataBlock() + 1; blk < b.end(); blk += 2)
-                b.bitmap().setUsed((int) (blk - b.start()), 1);
+                b.markUsed(blk, 1);
         })) {
             long runs = 0, blocks = 0;
             long cursor = 0;

@@ -33,7 +33,7 @@ class ProvisionalWindowTest {
             long at = base + (long) STRIDE * i;
             BlockGroup.Outcome o = group.allocate(new BlockGroup.Request(10_000 + i, at, 1, 0, 2, 0, 0, true, false));
             assertEquals(at, o.start(), "holder " + i + " got its block");
-            group.bitmap().setUsed((int) (at + 2 - group.start()), STRIDE - 2);
+            group.markUsed(at + 2, STRIDE - 2);
         }
         volume.publishFree(0, group.freeBlocks());
         return group;

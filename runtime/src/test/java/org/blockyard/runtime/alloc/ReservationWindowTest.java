@@ -126,7 +126,7 @@ class ReservationWindowTest {
         int home = f.homeGroup;
         BlockGroup hg = a.group(home);
         // Leave 3 free blocks at the end of the home group: fewer than a window of 8.
-        hg.bitmap().setUsed((int) (hg.firstDataBlock() - hg.start()), (int) (hg.end() - hg.firstDataBlock() - 3));
+        hg.markUsed(hg.firstDataBlock(), (int) (hg.end() - hg.firstDataBlock() - 3));
         a.republish(home);
         BlockRun run = a.getBlocks(f, 0, 1);
         assertEquals(home, g.groupOf(run.physicalStart()), "allocated in the nearly full home group");

@@ -1,0 +1,78 @@
+package org.blockyard.runtime.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+import com.typesafe.config.Config;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code blockyard bench extents --aging}. */
+@Command(name = "extents", mixinStandardHelpOptions = true,
+        description = "The extent interface under BlueStore-style aging (fill, free random objects, refill); "
+                + "prints split allocations, extents per allocation, the v3 fragmentation score and latency per allocator.")
+public final class ExtentsCommand implements Callable<Integer> {
+
+    @Option(names = "--aging", defaultValue = "true", negatable = true, fallbackValue = "true", description = "the aging workload (the only one so far; default on)")
+    boolean aging;
+
+    @Option(names = "--allocator", defaultValue = "blockyard,dynamic-fit", split = ",",
+            description = "blockyard (the actors through BlockAllocator) | dynamic-fit (Ceph AvlAllocator-style baseline) (default ${DEFAULT-VALUE})")
+    List<String> allocators;
+
+    @Option(names = "--volume-size", defaultValue = "16GiB", description = "volume size, whole groups (default ${DEFAULT-VALUE})")
+    String volumeSize;
+
+    @Option(names = "--unit", defaultValue = "64KiB,4KiB", split = ",", description = "allocation units; one run each (default ${DEFAULT-VALUE})")
+    List<String> units;
+
+    @Option(names = "--high", defaultValue = "0.85", description = "fill to this fraction of the volume (default ${DEFAULT-VALUE})")
+    double high;
+
+    @Option(names = "--low", defaultValue = "0.65", description = "free random objects down to this fraction (default ${DEFAULT-VALUE})")
+    double low;
+
+    @Option(names = "--rounds", defaultValue = "10", description = "free-and-refill rounds after the first fill (default ${DEFAULT-VALUE})")
+    int rounds;
+
+    @Option(names = "--max-object", defaultValue = "16MiB", description = "largest object; sizes are log-uniform from one unit (default ${DEFAULT-VALUE})")
+    String maxObject;
+
+    @Option(names = "--chunk", defaultValue = "4MiB", description = "bytes per allocate call while writing an object (default ${DEFAULT-VALUE})")
+    String chunk;
+
+    @Option(names = "--max-extent", defaultValue = "4MiB", description = "longest extent an allocate may return; 0 = no limit (default ${DEFAULT-VALUE})")
+    String maxExtent;
+
+    @Option(names = "--seed", defaultValue = "1", description = "the workload's random seed (default ${DEFAULT-VALUE})")
+    long seed;
+
+    @Mixin
+    RunOptions run;
+
+    @Override
+    public Integer call() throws Exception {
+        if (!aging) throw new IllegalArgumentException("only the --aging workload exists");
+        Config config = run.config();
+        List<String> labels = new ArrayList<>();
+        for (String u : units) for (String a : allocators) labels.add(a.trim() + "@" + u.trim());
+        List<Map<String, Object>> rows = run.measure(labels, label -> {
+            int at = label.indexOf('@');
+            Aging.Spec spec = new Aging.Spec(Sizes.parse(volumeSize), Sizes.parse(label.substring(at + 1)), high, low,
+                    rounds, Sizes.parse(maxObject), Sizes.parse(chunk), Sizes.parse(maxExtent), seed);
+            return Aging.run(label.substring(0, at), spec, config, System.err);
+        });
+        print(rows);
+        run.writeJson(rows);
+        return 0;
+    }
+
+    static void print(List<Map<String, Object>> rows) {
+        Report.table(System.out, rows, List.of("allocator", "unit_bytes", "allocations", "split_pct",
+                "extents_per_allocation", "short_allocations", "score_v3", "alloc_latency_us.p50", "alloc_latency_us.p99",
+                "alloc_latency_us.p999", "alloc_latency_us.max", "elapsed_s"));
+    }
+}
