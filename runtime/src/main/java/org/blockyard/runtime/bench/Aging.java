@@ -12,6 +12,7 @@ import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 import org.blockyard.runtime.alloc.AllocatorSettings;
+import org.blockyard.runtime.alloc.GlobalLockAllocator;
 
 /**
  * The aging workload BlueStore's developers age allocators with: fill the volume to the high watermark
@@ -40,7 +41,10 @@ public final class Aging {
 
     private Aging() {}
 
-    /** The allocator of that id over {@code geometry}: {@value #BLOCKYARD} or {@value #DYNAMIC_FIT}. */
+    /**
+     * The allocator of that id over {@code geometry}: {@value #BLOCKYARD}, {@code global-lock} (the same
+     * groups and walk under one lock) or {@value #DYNAMIC_FIT}.
+     */
     static ExtentAllocator open(String id, Geometry geometry, Config config) {
         return switch (id) {
             case BLOCKYARD -> {
@@ -48,10 +52,14 @@ public final class Aging {
                 ActorBlockAllocator a = ActorBlockAllocator.start(base.withGeometry(geometry), config);
                 yield new BlockAllocatorAdapter(a, a);
             }
+            case Tiobench.GLOBAL_LOCK -> {
+                AllocatorSettings base = AllocatorSettings.fromConfig(config, geometry.blocksPerGroup());
+                yield new BlockAllocatorAdapter(new GlobalLockAllocator(geometry, base.policy(),
+                        base.preallocMinWindowBlocks()), () -> {});
+            }
             case DYNAMIC_FIT -> new DynamicFitAllocator(geometry);
-            // The global-lock baseline plugs in here through BlockAllocatorAdapter once it is a BlockAllocator.
             default -> throw new IllegalArgumentException("unknown allocator '" + id + "' (" + BLOCKYARD + ", "
-                    + DYNAMIC_FIT + ")");
+                    + Tiobench.GLOBAL_LOCK + ", " + DYNAMIC_FIT + ")");
         };
     }
 

@@ -19,8 +19,8 @@ public final class ExtentsCommand implements Callable<Integer> {
     @Option(names = "--aging", defaultValue = "true", negatable = true, fallbackValue = "true", description = "the aging workload (the only one so far; default on)")
     boolean aging;
 
-    @Option(names = "--allocator", defaultValue = "blockyard,dynamic-fit", split = ",",
-            description = "blockyard (the actors through BlockAllocator) | dynamic-fit (Ceph AvlAllocator-style baseline) (default ${DEFAULT-VALUE})")
+    @Option(names = "--allocator", defaultValue = "blockyard,global-lock,dynamic-fit", split = ",",
+            description = "blockyard (the actors through BlockAllocator) | global-lock (the same groups and walk under one lock) | dynamic-fit (Ceph AvlAllocator-style baseline) (default ${DEFAULT-VALUE})")
     List<String> allocators;
 
     @Option(names = "--volume-size", defaultValue = "16GiB", description = "volume size, whole groups (default ${DEFAULT-VALUE})")
