@@ -10,7 +10,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -244,10 +243,13 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
      * continuation inline, which would otherwise add frames per group) and returns as soon as a turn has
      * to wait; the answer's continuation resumes it on the answering thread.
      */
-    private abstract static class AskLoop {
+    private abstract class AskLoop<V> {
         private final AtomicInteger wip = new AtomicInteger();
+        private boolean waiting;
+        private Reply<V> reply;
+        private Throwable fault;
 
-        /** One turn: consume the last answer, and either finish or send the next ask with {@link #await}. */
+        /** One turn: take the last answer, and either finish or send the next ask with {@link #await}. */
         abstract void turn();
 
         final void resume() {
@@ -257,11 +259,27 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
             } while (wip.decrementAndGet() != 0);
         }
 
-        final <T> void await(CompletionStage<T> stage, BiConsumer<T, Throwable> onAnswer) {
+        /** Sends the turn's ask; the next turn takes its answer. The turn returns right after. */
+        final void await(CompletionStage<Reply<V>> stage) {
+            waiting = true;
             stage.whenComplete((v, e) -> {
-                onAnswer.accept(v, e);
+                reply = v;
+                fault = e;
                 resume();
             });
+        }
+
+        /** Whether an answer is there to take (once per ask). */
+        final boolean answered() {
+            boolean w = waiting;
+            waiting = false;
+            return w;
+        }
+
+        /** The last answer's value; throws the typed error it failed with. */
+        final V answer() {
+            if (fault != null) throw typed(fault);
+            return reply.get();
         }
     }
 
@@ -270,7 +288,7 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
      * open files' unused preallocations are given back and the walk runs once more before a NoSpace (as
      * ext4 discards its preallocations before ENOSPC). On a fault, what was claimed goes back.
      */
-    private final class ExtentAllocation extends AskLoop {
+    private final class ExtentAllocation extends AskLoop<List<Extent>> {
         private final long wantBlocks;
         private final int unitBlocks;
         private final long maxExtentBlocks;
@@ -279,9 +297,6 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         private final List<Extent> got = new ArrayList<>();
         private ExtentWalk walk;
         private boolean retried;
-        private Reply<List<Extent>> answer;
-        private Throwable fault;
-        private boolean waiting;
 
         ExtentAllocation(long wantBlocks, int unitBlocks, long maxExtentBlocks, long hint,
                          CompletableFuture<List<Extent>> out) {
@@ -295,16 +310,14 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
 
         @Override
         void turn() {
-            if (waiting) {
-                waiting = false;
-                AllocationException error = fault != null ? typed(fault) : answer.error();
-                if (error != null) {
-                    fail(error);
+            if (answered()) {
+                try {
+                    List<Extent> claimed = answer();
+                    got.addAll(claimed);
+                    walk.took(claimed);
+                } catch (AllocationException e) {
+                    fail(e);
                     return;
-                }
-                if (answer.value() != null) {
-                    got.addAll(answer.value());
-                    walk.took(answer.value());
                 }
             }
             if (closed) {
@@ -314,21 +327,18 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
             int g = walk.next();
             if (g >= 0) {
                 BlockGroup.ExtentClaim claim = walk.claimFor(g);
-                waiting = true;
                 await(ActorBlockAllocator.this.<GroupActor.Command, Reply<List<Extent>>>askPlain(groups.get(g),
-                        r -> new GroupActor.ClaimExtents(claim, r)), this::answered);
+                        r -> new GroupActor.ClaimExtents(claim, r)));
                 return;
             }
             if (walk.remaining() > 0 && !retried) {
                 retried = true;
-                waiting = true;
-                await(dropPreallocations(), (freed, e) -> {
-                    answer = Reply.ok(null);
-                    fault = e;
-                    if (e == null && freed > 0) // else the finished walk stays finished
+                await(dropPreallocations().thenApply(freed -> {
+                    if (freed > 0) // else the finished walk stays finished
                         walk = new ExtentWalk(volume, walk.remaining(), unitBlocks, maxExtentBlocks, hint,
                                 extentCursor.get());
-                });
+                    return Reply.ok(List.of());
+                }));
                 return;
             }
             if (got.isEmpty()) {
@@ -338,11 +348,6 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
                 extentCursor.set(got.get(got.size() - 1).end());
                 out.complete(List.copyOf(got));
             }
-        }
-
-        private void answered(Reply<List<Extent>> reply, Throwable e) {
-            answer = reply;
-            fault = e;
         }
 
         private void fail(AllocationException error) {
@@ -416,15 +421,12 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     }
 
     /** A {@link FreeRunPage} filled by asking the groups one at a time. */
-    private final class FreeRunCollection extends AskLoop {
+    private final class FreeRunCollection extends AskLoop<List<Extent>> {
         private final long from;
         private final long to;
         private final FreeRunPage page;
         private final CompletableFuture<FreeExtentPage> out;
         private int group;
-        private boolean waiting;
-        private Reply<List<Extent>> answer;
-        private Throwable fault;
 
         FreeRunCollection(long from, long to, int max, CompletableFuture<FreeExtentPage> out) {
             this.from = from;
@@ -436,24 +438,19 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
 
         @Override
         void turn() {
-            if (waiting) {
-                waiting = false;
-                AllocationException error = fault != null ? typed(fault) : answer.error();
-                if (error != null) {
-                    out.completeExceptionally(error);
+            if (answered()) {
+                try {
+                    page.add(answer());
+                } catch (AllocationException e) {
+                    out.completeExceptionally(e);
                     return;
                 }
-                page.add(answer.value());
                 group++;
             }
             if (!page.full() && group < geometry.groups() && geometry.groupStart(group) < to) {
                 int g = group, ask = page.wanted();
-                waiting = true;
                 await(ActorBlockAllocator.this.<GroupActor.Command, Reply<List<Extent>>>askPlain(groups.get(g),
-                        r -> new GroupActor.FreeRuns(from, to, ask, r)), (v, e) -> {
-                    answer = v;
-                    fault = e;
-                });
+                        r -> new GroupActor.FreeRuns(from, to, ask, r)));
                 return;
             }
             out.complete(page.page());
