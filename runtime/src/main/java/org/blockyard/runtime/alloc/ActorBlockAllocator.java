@@ -46,6 +46,8 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     private final AtomicLong nextTx = new AtomicLong();
     private final AtomicLong extentCursor = new AtomicLong(-1);
     private volatile boolean closed;
+    /** Calls that take several asks (extent allocations, releases, enumerations) not answered yet. */
+    private final java.util.Set<CompletableFuture<?>> running = ConcurrentHashMap.newKeySet();
     /** Asks being sent right now; see {@link #close()}. */
     private final AtomicLong sending = new AtomicLong();
 
@@ -150,6 +152,13 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
                 + " s (" + e + "); see the log for an actor that failed");
     }
 
+    /** Keeps {@code f} in {@link #running} until it completes; {@link #close()} answers what is left. */
+    private <T> CompletableFuture<T> tracked(CompletableFuture<T> f) {
+        running.add(f);
+        f.whenComplete((v, e) -> running.remove(f));
+        return f;
+    }
+
     private static AllocationException closedError() {
         return new AllocationException.Closed("the allocator is closed");
     }
@@ -232,7 +241,7 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         } catch (AllocationException e) {
             return failed(e);
         }
-        CompletableFuture<List<Extent>> out = new CompletableFuture<>();
+        CompletableFuture<List<Extent>> out = tracked(new CompletableFuture<>());
         new ExtentAllocation(wantBlocks, unitBlocks, maxExtentBlocks, hint, out).resume();
         return out;
     }
@@ -383,7 +392,7 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         List<CompletableFuture<Reply<Done>>> prepares = new ArrayList<>();
         byGroup.forEach((g, list) -> prepares.add(this.<GroupActor.Command, Reply<Done>>askPlain(groups.get(g),
                 r -> new GroupActor.PrepareFree(tx, list, r)).toCompletableFuture()));
-        CompletableFuture<Void> out = new CompletableFuture<>();
+        CompletableFuture<Void> out = tracked(new CompletableFuture<>());
         CompletableFuture.allOf(prepares.toArray(CompletableFuture[]::new)).whenComplete((x, askError) -> {
             AllocationException bad = askError != null ? typed(askError) : null;
             for (CompletableFuture<Reply<Done>> p : prepares)
@@ -414,8 +423,8 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         } catch (AllocationException e) {
             return failed(e);
         }
-        CompletableFuture<FreeExtentPage> out = new CompletableFuture<>();
         if (fromBlock == toBlock) return CompletableFuture.completedFuture(new FreeExtentPage(List.of(), -1));
+        CompletableFuture<FreeExtentPage> out = tracked(new CompletableFuture<>());
         new FreeRunCollection(fromBlock, toBlock, maxCount, out).resume();
         return out;
     }
@@ -508,7 +517,9 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
      * Closes the allocator. Calls made from now on fail with {@link AllocationException.Closed}. Every call
      * already sent is answered: once no ask is half sent, every file and group actor is told to shut down,
      * in mailbox order behind what was sent before, and answers what it holds (the request in progress,
-     * waiting ones, searches in slices) and everything after with {@code Closed}; then the actor system stops.
+     * waiting ones, searches in slices) and everything after with {@code Closed}; then the actor system stops,
+     * and a call of several asks that is still waiting for one (its answer was lost with the actors) is
+     * answered with {@code Closed} too.
      */
     @Override
     public void close() {
@@ -535,6 +546,9 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
             system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
         } catch (Exception e) {
             throw new IllegalStateException("actor system did not stop", e);
+        } finally {
+            // A call of several asks whose next answer was lost with the actors still gets one.
+            for (CompletableFuture<?> f : running) f.completeExceptionally(closedError());
         }
     }
 }

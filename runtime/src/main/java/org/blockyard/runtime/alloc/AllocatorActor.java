@@ -211,6 +211,10 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
     }
 
     private Behavior<Command> onDropPreallocations(DropPreallocations m) {
+        if (closed) { // the file actors are closing: nothing to give back
+            m.replyTo().tell(0L);
+            return this;
+        }
         List<ActorRef<FileActor.Command>> live = new ArrayList<>();
         for (Entry e : files.values()) if (e.actor != null) live.add(e.actor);
         getContext().spawnAnonymous(PreallocationDrop.create(live, groups, volume.geometry(), m.replyTo()));

@@ -238,7 +238,7 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
     }
 
     /** Answers {@code m}, if it expects an answer, with {@code e}. */
-    private static void refuse(Command m, AllocationException e) {
+    private void refuse(Command m, AllocationException e) {
         if (m instanceof GetBlocks g) g.replyTo().tell(Reply.fail(e));
         else if (m instanceof Truncate t) t.replyTo().tell(Reply.fail(e));
         else if (m instanceof MarkWritten w) w.replyTo().tell(Reply.fail(e));
@@ -248,6 +248,7 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
         else if (m instanceof Extents x) x.replyTo().tell(Reply.fail(e));
         else if (m instanceof Held h) h.replyTo().tell(Reply.fail(e));
         else if (m instanceof Shutdown s) s.replyTo().tell(Done.getInstance());
+        else if (m instanceof DropPrealloc d) d.replyTo().tell(new PreallocationDrop.Returned(getContext().getSelf(), List.of()));
     }
 
     private Behavior<Command> onShutdown(Shutdown m) {
