@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
 import org.blockyard.api.io.ElevatorDescriptor;
+import org.blockyard.api.plugin.Tunable;
 import org.blockyard.api.io.IoException;
 import org.blockyard.runtime.config.BlockyardConfig;
 import org.blockyard.runtime.io.IoSettings;
@@ -51,7 +52,7 @@ public final class SchedulerCommand implements Callable<Integer> {
                 ElevatorDescriptor d = s.setup().registry().factory(id).descriptor();
                 System.out.printf("%s%s: %s%n", id, d.aliases().isEmpty() ? "" : " (alias " + String.join(", ", d.aliases()) + ")",
                         d.description());
-                for (ElevatorDescriptor.Tunable t : d.tunables())
+                for (Tunable t : d.tunables())
                     System.out.printf("  %-15s %8d %-9s %s%n", t.name(), t.defaultValue(), t.unit(), t.reason());
             }
         }

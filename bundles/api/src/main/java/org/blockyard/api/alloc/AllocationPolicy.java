@@ -80,6 +80,11 @@ public interface AllocationPolicy {
      */
     long windowSearchStart(long goal, int windowBlocks, GroupView group);
 
+    /** The policy's own figures for a listing (the shell's {@code stats}); none by default. */
+    default java.util.Map<String, Object> stats() {
+        return java.util.Map.of();
+    }
+
     /** Read-only facts about the whole volume, for home-group and goal choice. */
     interface Volume {
         Geometry geometry();

@@ -4,6 +4,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import org.blockyard.api.plugin.Tunable;
+
 /**
  * What an elevator is called and what it can be tuned with (a Linux {@code struct elevator_type}).
  *
@@ -33,34 +35,10 @@ public record ElevatorDescriptor(String id, List<String> aliases, String descrip
      * value out of range is refused with {@link IoException.InvalidTunable}.
      */
     public Map<String, Long> resolve(Map<String, Long> overrides) {
-        for (String name : overrides.keySet())
-            if (tunable(name).isEmpty())
-                throw new IoException.InvalidTunable(id + " has no tunable " + name);
-        java.util.LinkedHashMap<String, Long> values = new java.util.LinkedHashMap<>();
-        for (Tunable t : tunables) {
-            long v = overrides.getOrDefault(t.name(), t.defaultValue());
-            if (v < t.min() || v > t.max())
-                throw new IoException.InvalidTunable(id + "." + t.name() + " = " + v + " is outside ["
-                        + t.min() + ", " + t.max() + "] " + t.unit());
-            values.put(t.name(), v);
-        }
-        return Map.copyOf(values);
-    }
-
-    /**
-     * One tunable (a sysfs file under {@code queue/iosched/}).
-     *
-     * @param name         sysfs-style name, e.g. {@code read_expire}
-     * @param defaultValue the value when none is configured
-     * @param min          smallest accepted value
-     * @param max          largest accepted value
-     * @param unit         e.g. {@code ms}, {@code requests}, {@code bool}
-     * @param reason       one line: why the limit exists and why this default
-     */
-    public record Tunable(String name, long defaultValue, long min, long max, String unit, String reason) {
-        public Tunable {
-            if (defaultValue < min || defaultValue > max)
-                throw new IllegalArgumentException(name + ": default " + defaultValue + " outside [" + min + ", " + max + "]");
+        try {
+            return Tunable.resolve(id, tunables, overrides);
+        } catch (IllegalArgumentException e) {
+            throw new IoException.InvalidTunable(e.getMessage());
         }
     }
 }

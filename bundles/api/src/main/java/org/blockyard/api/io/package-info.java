@@ -10,7 +10,7 @@
  * by an {@link org.blockyard.api.io.ElevatorFactory}, which plugins register as an OSGi service.
  */
 @Export
-@Version("0.1.0")
+@Version("0.2.0")
 package org.blockyard.api.io;
 
 import org.osgi.annotation.bundle.Export;

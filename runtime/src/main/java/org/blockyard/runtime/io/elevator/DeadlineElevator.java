@@ -11,7 +11,7 @@ import org.blockyard.api.io.BlockRequest;
 import org.blockyard.api.io.Dispatch;
 import org.blockyard.api.io.Elevator;
 import org.blockyard.api.io.ElevatorDescriptor;
-import org.blockyard.api.io.ElevatorDescriptor.Tunable;
+import org.blockyard.api.plugin.Tunable;
 import org.blockyard.api.io.ElevatorFactory;
 import org.blockyard.api.io.IoRequest;
 import org.blockyard.api.io.MergeKind;
