@@ -83,13 +83,15 @@ record EmbeddedSettings(long volumeBytes, int blockBytes, int blocksPerGroup, St
                 && filePath.equals(other.filePath);
     }
 
-    /** The engine keys these settings decide, over blockyard.conf. */
+    /**
+     * The engine keys these settings decide, over blockyard.conf. The elevator and the policy are not among
+     * them: the store starts with blockyard.conf's, and the configured ones are selected once the plugins
+     * bound so far are registered, so a plugin's id does not start out as "not found".
+     */
     Config overrides() {
         Map<String, Object> m = new HashMap<>();
         m.put("blockyard.volume.block-size", blockBytes);
         m.put("blockyard.volume.blocks-per-group", blocksPerGroup);
-        if (!policy.isEmpty()) m.put("blockyard.alloc.policy", policy);
-        if (!elevator.isEmpty()) m.put("blockyard.io.scheduler", elevator);
         return BlockyardComponent.engineOverrides(m);
     }
 }
