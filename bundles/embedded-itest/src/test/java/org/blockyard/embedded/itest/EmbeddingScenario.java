@@ -94,6 +94,7 @@ abstract class EmbeddingScenario {
             infra.add(install(ctx, name));
         Bundle embedded = install(ctx, "org.blockyard.embedded");
         Bundle consumer = ctx.installBundle("consumer", consumerBundle());
+        Bundle plugin = ctx.installBundle("plugin", pluginBundle());
         for (Bundle b : infra) if (b.getHeaders().get("Fragment-Host") == null) b.start();
 
         // A configuration before the first start: the component must read it through ConfigAdmin.
@@ -124,6 +125,13 @@ abstract class EmbeddingScenario {
         System.out.println("after the configuration change: " + switched);
         assertEquals(serviceId, (Long) waitForService(ctx, ALLOCATOR).getProperty("service.id"));
 
+        // An elevator plugin arriving while the bundle runs can be selected; the selection stays across restarts
+        // (the component binds the plugin before it starts the store again).
+        plugin.start();
+        config.put("elevator", "fifo-test");
+        updateConfiguration(ctx, config);
+        System.out.println("with the plugin: " + waitForReport(ctx, "elevator=fifo-test"));
+
         List<Integer> stopped = new ArrayList<>();
         for (int cycle = 1; cycle <= CYCLES; cycle++) {
             embedded.stop();
@@ -135,8 +143,13 @@ abstract class EmbeddingScenario {
             assertNotNull(waitForService(ctx, ALLOCATOR), "BlockAllocator back, cycle " + cycle);
             assertNotNull(waitForService(ctx, QUEUE), "BlockQueue back, cycle " + cycle);
             String r = consume(ctx);
-            assertTrue(r.contains("blocks=16384"), r);
+            assertTrue(r.contains("blocks=16384") && r.contains("elevator=fifo-test"), r);
         }
+
+        // The plugin going away while its elevator is active: the queue falls back to the default.
+        plugin.stop();
+        System.out.println("plugin stopped: " + waitForReport(ctx, "elevator=deadline"));
+
         embedded.stop();
         int after = settledThreadCount();
         System.out.printf("threads with the embedded bundle stopped, cycles 1..%d: %s; after the last: %d "
@@ -244,22 +257,34 @@ abstract class EmbeddingScenario {
                 .map(Thread::getName).filter(n -> n.startsWith(AKKA_THREAD_PREFIX)).collect(Collectors.toList()));
     }
 
-    /** A bundle made of the consumer's classes, importing the API, the framework and the tracker. */
+    /** The consumer: it uses the allocator and the queue. */
     private static InputStream consumerBundle() throws IOException {
-        String pkg = "org.blockyard.embedded.itest.consumer";
+        return testBundle("org.blockyard.embedded.itest.consumer", "ConsumerActivator",
+                "org.blockyard.api.alloc;version=\"[0.3,0.4)\",org.blockyard.api.io;version=\"[0.2,0.3)\","
+                        + "org.osgi.framework,org.osgi.util.tracker");
+    }
+
+    /** An elevator plugin: it offers an ElevatorFactory service while it runs. */
+    private static InputStream pluginBundle() throws IOException {
+        return testBundle("org.blockyard.embedded.itest.plugin", "FifoElevatorActivator",
+                "org.blockyard.api.io;version=\"[0.2,0.3)\",org.blockyard.api.plugin;version=\"[0.1,0.2)\","
+                        + "org.osgi.framework");
+    }
+
+    /** A bundle of the compiled classes of package {@code pkg} (named after it), started by {@code activator}. */
+    private static InputStream testBundle(String pkg, String activator, String imports) throws IOException {
         Manifest mf = new Manifest();
         Attributes a = mf.getMainAttributes();
         a.put(Attributes.Name.MANIFEST_VERSION, "1.0");
         a.putValue("Bundle-ManifestVersion", "2");
-        a.putValue("Bundle-SymbolicName", "org.blockyard.embedded.itest.consumer");
+        a.putValue("Bundle-SymbolicName", pkg);
         a.putValue("Bundle-Version", "1.0.0");
-        a.putValue("Bundle-Activator", pkg + ".ConsumerActivator");
-        a.putValue("Import-Package", "org.blockyard.api.alloc;version=\"[0.3,0.4)\","
-                + "org.blockyard.api.io;version=\"[0.2,0.3)\",org.osgi.framework,org.osgi.util.tracker");
+        a.putValue("Bundle-Activator", pkg + "." + activator);
+        a.putValue("Import-Package", imports);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try (JarOutputStream jar = new JarOutputStream(out, mf)) { // the manifest goes first
             String dirName = pkg.replace('.', '/') + "/";
-            URL here = EmbeddingScenario.class.getResource("/" + dirName + "ConsumerActivator.class");
+            URL here = EmbeddingScenario.class.getResource("/" + dirName + activator + ".class");
             Path classes = Path.of(java.net.URI.create(here.toString())).getParent();
             try (var files = Files.list(classes)) {
                 for (Path f : files.filter(p -> p.toString().endsWith(".class")).sorted().collect(Collectors.toList())) {
