@@ -16,6 +16,7 @@ import com.typesafe.config.Config;
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.io.BlockQueue;
+import org.blockyard.api.io.ElevatorFactory;
 import org.blockyard.api.io.IoCompletion;
 import org.blockyard.api.io.IoFlag;
 import org.blockyard.api.io.IoRequest;
@@ -43,14 +44,17 @@ import org.blockyard.runtime.io.QueueActor;
 public final class FileStore implements AutoCloseable {
     private final ActorBlockAllocator allocator;
     private final ActorBlockQueue queue;
+    private final ActorRef<QueueActor.Command> queueActor;
     private final BlockDevice device;
     private final int blockBytes;
     private final int maxRequestBlocks;
     private final AtomicLong nextId = new AtomicLong(1);
 
-    private FileStore(ActorBlockAllocator allocator, ActorBlockQueue queue, BlockDevice device) {
+    private FileStore(ActorBlockAllocator allocator, ActorBlockQueue queue, ActorRef<QueueActor.Command> queueActor,
+                      BlockDevice device) {
         this.allocator = allocator;
         this.queue = queue;
+        this.queueActor = queueActor;
         this.device = device;
         this.blockBytes = allocator.geometry().blockSizeBytes();
         this.maxRequestBlocks = Math.max(1, queue.limits().maxSectors() * IoRequest.SECTOR_BYTES / blockBytes);
@@ -73,7 +77,7 @@ public final class FileStore implements AutoCloseable {
                 "io-queue", Props.empty());
         ActorBlockQueue queue = new ActorBlockQueue(q, allocator.system().scheduler(), io.setup().limits(),
                 device.capacitySectors(), io.submitTimeout());
-        return new FileStore(allocator, queue, device);
+        return new FileStore(allocator, queue, q, device);
     }
 
     public ActorBlockAllocator allocator() {
@@ -82,6 +86,19 @@ public final class FileStore implements AutoCloseable {
 
     public BlockQueue queue() {
         return queue;
+    }
+
+    /**
+     * A plugin's elevator became available (its service appeared): the queue can switch to it from now on.
+     * Only tells the queue actor, so an OSGi bind callback may call it.
+     */
+    public void registerElevator(ElevatorFactory factory) {
+        queueActor.tell(new QueueActor.RegisterElevator(factory));
+    }
+
+    /** A plugin's elevator is going away; if it is active, the queue switches to the default first. Only tells. */
+    public void unregisterElevator(String id) {
+        queueActor.tell(new QueueActor.UnregisterElevator(id));
     }
 
     private long checkedBlocks(long bytes, String what) {
