@@ -12,6 +12,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 
@@ -70,10 +73,17 @@ class ElevatorFaultTest {
         final Map<Long, Integer> issued = new ConcurrentHashMap<>();
         final Map<Long, Integer> completed = new ConcurrentHashMap<>();
         final Map<Long, Throwable> failed = new ConcurrentHashMap<>();
+        /** Submission id to the number of the device request that carried it, in issue order. */
+        final Map<Long, Integer> issueOrder = new ConcurrentHashMap<>();
+        private int requestsIssued;
 
         @Override
         public void issued(Request rq, long nowNanos) {
-            for (Request.Bio b : rq.bios) issued.merge(b.io().id(), 1, Integer::sum);
+            requestsIssued++;
+            for (Request.Bio b : rq.bios) {
+                issued.merge(b.io().id(), 1, Integer::sum);
+                issueOrder.put(b.io().id(), requestsIssued);
+            }
         }
 
         void answered(long id, IoCompletion c, Throwable e) {
@@ -185,7 +195,13 @@ class ElevatorFaultTest {
                 return null;
             }).toCompletableFuture());
         }
-        CompletableFuture.allOf(counted.toArray(CompletableFuture[]::new)).join();
+        try {                  // a lost submission never answers: let the tally name it rather than hang
+            CompletableFuture.allOf(counted.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            return;
+        } catch (InterruptedException | ExecutionException e) {
+            throw new AssertionError(e);
+        }
     }
 
     @Test
@@ -211,6 +227,10 @@ class ElevatorFaultTest {
         sim.at(5 * MS, () -> sim.submit(IoRequest.flush(flushId, 0), (c, e) -> tally.answered(flushId, c, e)));
         sim.run();
         tally.assertEachOnce(201);
+        for (long id = 0; id <= 100; id++)                    // submitted before the FLUSH (100 at 5 ms, scheduled first)
+            assertTrue(tally.issueOrder.get(id) < tally.issueOrder.get(flushId), id + " issued after the FLUSH");
+        for (long id = 101; id < 200; id++)
+            assertTrue(tally.issueOrder.get(id) > tally.issueOrder.get(flushId), id + " issued before the FLUSH");
         assertEquals("deadline", sim.stats().elevator());
         assertTrue(registry.failures().get("buggy").startsWith("drainAll threw"), registry.failures().toString());
     }
