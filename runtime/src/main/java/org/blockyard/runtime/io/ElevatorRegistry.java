@@ -25,6 +25,9 @@ import org.slf4j.LoggerFactory;
  *     the fallback is logged with both names.</li>
  * <li>{@link #lookup} (run-time switching, like writing to sysfs): an unknown name is an error.</li>
  * <li>Built-in elevators cannot be unregistered.</li>
+ * <li>An elevator the queue retired after a fault ({@link #markFailed}) stays listed with the reason, is
+ *     refused by {@link #lookup} ({@link IoException.ElevatorFailed}) and passed over by {@link #select}
+ *     until its factory is registered anew (a new bundle version unregisters the old one first).</li>
  * </ul>
  * Not thread-safe: the queue actor owns it; plugin bind/unbind go through the actor.
  */
@@ -35,6 +38,7 @@ public final class ElevatorRegistry {
     public static final Map<String, String> RESERVED_ALIASES = Map.of("as", "anticipatory");
 
     private final Map<String, ElevatorFactory> byId = new LinkedHashMap<>();
+    private final Map<String, String> failures = new LinkedHashMap<>();
     private final Set<String> builtIn;
     private final String defaultId;
 
@@ -87,13 +91,32 @@ public final class ElevatorRegistry {
                 throw new IllegalArgumentException("alias '" + alias + "' of " + d.id() + " is already taken");
         }
         byId.put(d.id(), factory);
+        failures.remove(d.id());
         if (defaultId != null) LOG.info("io scheduler {} registered", d.id());
     }
 
     /** Removes a plugin elevator; built-in ones stay. Returns whether it was registered. */
     public boolean unregister(String id) {
         if (builtIn.contains(id)) throw new IllegalArgumentException("built-in io scheduler " + id + " cannot be removed");
+        failures.remove(id);
         return byId.remove(id) != null;
+    }
+
+    /**
+     * Records that the queue retired {@code id} after a fault; {@code reason} names the callback and what went
+     * wrong ("dispatch threw IllegalStateException: ..."). The first reason stays until it is registered anew.
+     */
+    public void markFailed(String id, String reason) {
+        if (byId.containsKey(id)) failures.putIfAbsent(id, reason);
+    }
+
+    public boolean isFailed(String id) {
+        return failures.containsKey(id);
+    }
+
+    /** Retired elevators and why, in the order they failed. */
+    public Map<String, String> failures() {
+        return Map.copyOf(failures);
     }
 
     /** The id that {@code name} (an id or alias) stands for, if registered. */
@@ -106,17 +129,30 @@ public final class ElevatorRegistry {
         return Optional.empty();
     }
 
-    /** The factory for {@code name}, or {@link IoException.UnknownElevator} (sysfs: type not found). */
+    /**
+     * The factory for {@code name}, or {@link IoException.UnknownElevator} (sysfs: type not found), or
+     * {@link IoException.ElevatorFailed} when it was retired after a fault.
+     */
     public ElevatorFactory lookup(String name) {
-        return resolve(name).map(byId::get).orElseThrow(() ->
+        String id = resolve(name).orElseThrow(() ->
                 new IoException.UnknownElevator("elevator: type " + name + " not found (registered: "
                         + String.join(" ", byId.keySet()) + ")"));
+        String reason = failures.get(id);
+        if (reason != null)
+            throw new IoException.ElevatorFailed("elevator: " + id + " was retired after a fault (" + reason
+                    + "); register it anew to use it again");
+        return byId.get(id);
     }
 
     /** Boot-time selection: {@code requested} if available, else the default, logged. */
     public Selection select(String requested) {
         Optional<String> id = resolve(requested);
-        if (id.isPresent()) return new Selection(requested, id.get(), false);
+        if (id.isPresent() && !failures.containsKey(id.get())) return new Selection(requested, id.get(), false);
+        if (id.isPresent()) {
+            LOG.warn("I/O scheduler {} was retired after a fault ({}); using the default, {}", id.get(),
+                    failures.get(id.get()), defaultId);
+            return new Selection(requested, defaultId, true);
+        }
         String n = normalize(requested);
         String shown = RESERVED_ALIASES.containsKey(n) ? n + " (" + RESERVED_ALIASES.get(n) + ")" : requested;
         LOG.warn("I/O scheduler {} not found; using the default, {}", shown, defaultId);
@@ -142,12 +178,17 @@ public final class ElevatorRegistry {
         return f;
     }
 
-    /** {@code noop [deadline]}: every registered id, the active one in brackets. */
+    /**
+     * {@code noop [deadline]}: every registered id, the active one in brackets, a retired one with its reason:
+     * {@code noop [deadline] buggy(failed: dispatch threw IllegalStateException: ...)}.
+     */
     public String listing(String activeId) {
         StringBuilder sb = new StringBuilder();
         for (String id : byId.keySet()) {
             if (sb.length() > 0) sb.append(' ');
             sb.append(id.equals(activeId) ? "[" + id + "]" : id);
+            String reason = failures.get(id);
+            if (reason != null) sb.append("(failed: ").append(reason).append(')');
         }
         return sb.toString();
     }

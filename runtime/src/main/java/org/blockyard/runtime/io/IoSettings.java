@@ -46,13 +46,20 @@ public record IoSettings(QueueSetup setup, String device, Path filePath, long fi
             tunables.put(id, one);
         }
         QueueSetup setup = new QueueSetup(registry, io.getString("scheduler"), tunables, limits,
-                io.getInt("unplug-threshold"), io.getDuration("unplug-delay").toNanos(), QueueEvents.NONE);
+                io.getInt("unplug-threshold"), io.getDuration("unplug-delay").toNanos(), QueueEvents.NONE,
+                stallLimitNanos(io));
         String device = io.getString("device");
         if (!device.equals("sim") && !device.equals("file") && !device.equals("mem"))
             throw new ConfigException.BadValue("blockyard.io.device", "sim, file or mem, not " + device);
         return new IoSettings(setup, device, Path.of(io.getString("file.path")), io.getBytes("file.size"),
                 io.getBoolean("file.direct"), io.getBytes("memory.size"), io.getDuration("submit-timeout"),
                 DiskProfile.fromConfig(c));
+    }
+
+    private static long stallLimitNanos(Config io) {
+        long nanos = io.getDuration("elevator-stall-limit").toNanos();
+        if (nanos <= 0) throw new ConfigException.BadValue("blockyard.io.elevator-stall-limit", "must be positive");
+        return nanos;
     }
 
     public IoSettings withSetup(QueueSetup s) {

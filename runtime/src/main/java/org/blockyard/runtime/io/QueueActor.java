@@ -202,7 +202,7 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
         int moved = queue.switchTo(setup.build(id), id, now());
         getContext().getLog().info("io scheduler switched to {} ({} requests moved)", id, moved);
         pump();
-        return new ElevatorSwitch(name, id, false, moved);
+        return new ElevatorSwitch(name, queue.elevatorId(), false, moved);   // the default, if the new one failed at once
     }
 
     private Behavior<Command> onGetListing(GetListing m) {

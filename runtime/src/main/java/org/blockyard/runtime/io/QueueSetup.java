@@ -19,13 +19,26 @@ import org.blockyard.api.io.QueueLimits;
  * @param unplugThreshold    queued requests that unplug the queue (Linux 4)
  * @param unplugDelayNanos   how long a plugged queue waits at most (Linux 3 ms)
  * @param events             observer of Q/M/F/I/D/C events (a blktrace writer), or {@link QueueEvents#NONE}
+ * @param elevatorStallLimitNanos longest one elevator call may take before the queue retires the elevator
  */
 public record QueueSetup(ElevatorRegistry registry, String requestedElevator, Map<String, Map<String, Long>> tunables,
-                         QueueLimits limits, int unplugThreshold, long unplugDelayNanos, QueueEvents events) {
+                         QueueLimits limits, int unplugThreshold, long unplugDelayNanos, QueueEvents events,
+                         long elevatorStallLimitNanos) {
+
+    /** Default of {@code blockyard.io.elevator-stall-limit}: 100 ms. */
+    public static final long DEFAULT_STALL_LIMIT_NANOS = 100_000_000L;
 
     public QueueSetup {
         tunables = Map.copyOf(tunables);
         if (events == null) events = QueueEvents.NONE;
+        if (elevatorStallLimitNanos <= 0) throw new IllegalArgumentException("the elevator stall limit must be positive");
+    }
+
+    /** With the default stall limit. */
+    public QueueSetup(ElevatorRegistry registry, String requestedElevator, Map<String, Map<String, Long>> tunables,
+                      QueueLimits limits, int unplugThreshold, long unplugDelayNanos, QueueEvents events) {
+        this(registry, requestedElevator, tunables, limits, unplugThreshold, unplugDelayNanos, events,
+                DEFAULT_STALL_LIMIT_NANOS);
     }
 
     /** Built-in elevators, default and requested {@code deadline}, Linux plugging, default limits. */
@@ -35,23 +48,33 @@ public record QueueSetup(ElevatorRegistry registry, String requestedElevator, Ma
     }
 
     public QueueSetup withElevator(String requested) {
-        return new QueueSetup(registry, requested, tunables, limits, unplugThreshold, unplugDelayNanos, events);
+        return new QueueSetup(registry, requested, tunables, limits, unplugThreshold, unplugDelayNanos, events,
+                elevatorStallLimitNanos);
     }
 
     public QueueSetup withRegistry(ElevatorRegistry r) {
-        return new QueueSetup(r, requestedElevator, tunables, limits, unplugThreshold, unplugDelayNanos, events);
+        return new QueueSetup(r, requestedElevator, tunables, limits, unplugThreshold, unplugDelayNanos, events,
+                elevatorStallLimitNanos);
     }
 
     public QueueSetup withLimits(QueueLimits l) {
-        return new QueueSetup(registry, requestedElevator, tunables, l, unplugThreshold, unplugDelayNanos, events);
+        return new QueueSetup(registry, requestedElevator, tunables, l, unplugThreshold, unplugDelayNanos, events,
+                elevatorStallLimitNanos);
     }
 
     public QueueSetup withEvents(QueueEvents e) {
-        return new QueueSetup(registry, requestedElevator, tunables, limits, unplugThreshold, unplugDelayNanos, e);
+        return new QueueSetup(registry, requestedElevator, tunables, limits, unplugThreshold, unplugDelayNanos, e,
+                elevatorStallLimitNanos);
     }
 
     public QueueSetup withPlugging(int threshold, long delayNanos) {
-        return new QueueSetup(registry, requestedElevator, tunables, limits, threshold, delayNanos, events);
+        return new QueueSetup(registry, requestedElevator, tunables, limits, threshold, delayNanos, events,
+                elevatorStallLimitNanos);
+    }
+
+    public QueueSetup withStallLimit(long nanos) {
+        return new QueueSetup(registry, requestedElevator, tunables, limits, unplugThreshold, unplugDelayNanos, events,
+                nanos);
     }
 
     public QueueSetup withTunable(String elevatorId, String name, long value) {
@@ -59,7 +82,8 @@ public record QueueSetup(ElevatorRegistry registry, String requestedElevator, Ma
         Map<String, Long> one = new HashMap<>(t.getOrDefault(elevatorId, Map.of()));
         one.put(name, value);
         t.put(elevatorId, Map.copyOf(one));
-        return new QueueSetup(registry, requestedElevator, t, limits, unplugThreshold, unplugDelayNanos, events);
+        return new QueueSetup(registry, requestedElevator, t, limits, unplugThreshold, unplugDelayNanos, events,
+                elevatorStallLimitNanos);
     }
 
     /** A new elevator of {@code id} with its configured tunables; {@link IoException.SwitchFailed} if it cannot start. */
@@ -80,6 +104,16 @@ public record QueueSetup(ElevatorRegistry registry, String requestedElevator, Ma
     public RequestQueue newQueue(long capacitySectors) {
         ElevatorRegistry.Selection s = registry.select(requestedElevator);
         return new RequestQueue(limits, capacitySectors, build(s.id()), s.id(), unplugThreshold, unplugDelayNanos,
-                events);
+                events, supervisor(), elevatorStallLimitNanos);
+    }
+
+    /** Retired elevators are recorded in the registry; the default replaces them. */
+    private RequestQueue.Supervisor supervisor() {
+        return new RequestQueue.Supervisor() {
+            @Override public String defaultId() { return registry.defaultId(); }
+            @Override public boolean isFailed(String id) { return registry.isFailed(id); }
+            @Override public Elevator build(String id) { return QueueSetup.this.build(id); }
+            @Override public void retired(String id, String reason) { registry.markFailed(id, reason); }
+        };
     }
 }

@@ -63,7 +63,7 @@ public final class Simulation {
         if (id.equals(queue.elevatorId())) return new ElevatorSwitch(name, id, false, 0);
         int moved = queue.switchTo(setup.build(id), id, nowNanos);
         pump();
-        return new ElevatorSwitch(name, id, false, moved);
+        return new ElevatorSwitch(name, queue.elevatorId(), false, moved);   // the default, if the new one failed at once
     }
 
     public String listing() {

@@ -3,7 +3,7 @@ package org.blockyard.api.io;
 /** Why a block-I/O call was refused or failed. A refused call changed nothing. */
 public abstract sealed class IoException extends RuntimeException
         permits IoException.InvalidRequest, IoException.UnknownElevator, IoException.InvalidTunable,
-        IoException.SwitchFailed, IoException.DeviceError, IoException.Closed {
+        IoException.SwitchFailed, IoException.DeviceError, IoException.Closed, IoException.ElevatorFailed {
 
     protected IoException(String message, Throwable cause) {
         super(message, cause, false, false);
@@ -27,6 +27,14 @@ public abstract sealed class IoException extends RuntimeException
     /** The new elevator could not be started; the old one still runs. */
     public static final class SwitchFailed extends IoException {
         public SwitchFailed(String message, Throwable cause) { super(message, cause); }
+    }
+
+    /**
+     * The elevator asked for was retired after a fault (it threw, broke the queue's contract or stalled) and
+     * cannot be selected again until its factory is registered anew.
+     */
+    public static final class ElevatorFailed extends IoException {
+        public ElevatorFailed(String message) { super(message, null); }
     }
 
     /** The device reported an error for a request. */

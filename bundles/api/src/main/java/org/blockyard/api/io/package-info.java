@@ -6,11 +6,12 @@
  * the Linux 2.6 {@code elevator_ops}: the queue owns merging, plugging and the dispatch list; an elevator
  * keeps the requests it was given in its own order, is told when they grow or coalesce, hands the next one
  * out when asked (given the current time; it never reads a clock), and gives everything back when it is
- * switched out. Each elevator is described by an {@link org.blockyard.api.io.ElevatorDescriptor} and built
+ * switched out. An elevator that throws, breaks these rules or stalls is retired by the queue,
+ * which recovers the requests it held from its own bookkeeping. Each elevator is described by an {@link org.blockyard.api.io.ElevatorDescriptor} and built
  * by an {@link org.blockyard.api.io.ElevatorFactory}, which plugins register as an OSGi service.
  */
 @Export
-@Version("0.2.0")
+@Version("0.3.0")
 package org.blockyard.api.io;
 
 import org.osgi.annotation.bundle.Export;
