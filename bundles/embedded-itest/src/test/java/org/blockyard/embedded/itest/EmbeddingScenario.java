@@ -257,17 +257,21 @@ abstract class EmbeddingScenario {
                 .map(Thread::getName).filter(n -> n.startsWith(AKKA_THREAD_PREFIX)).collect(Collectors.toList()));
     }
 
-    /** The consumer: it uses the allocator and the queue. */
+    /**
+     * The consumer: it uses the allocator and the queue. It only calls them, so it imports the API with a
+     * consumer's range (bnd's for a caller of a provider type): from the version it was built against to the
+     * next major.
+     */
     private static InputStream consumerBundle() throws IOException {
         return testBundle("org.blockyard.embedded.itest.consumer", "ConsumerActivator",
-                "org.blockyard.api.alloc;version=\"[0.3,0.4)\",org.blockyard.api.io;version=\"[0.2,0.3)\","
+                "org.blockyard.api.alloc;version=\"[0.3,1)\",org.blockyard.api.io;version=\"[0.3,1)\","
                         + "org.osgi.framework,org.osgi.util.tracker");
     }
 
-    /** An elevator plugin: it offers an ElevatorFactory service while it runs. */
+    /** An elevator plugin: it offers an ElevatorFactory service (a consumer type) while it runs. */
     private static InputStream pluginBundle() throws IOException {
         return testBundle("org.blockyard.embedded.itest.plugin", "FifoElevatorActivator",
-                "org.blockyard.api.io;version=\"[0.2,0.3)\",org.blockyard.api.plugin;version=\"[0.1,0.2)\","
+                "org.blockyard.api.io;version=\"[0.3,1)\",org.blockyard.api.plugin;version=\"[0.1,1)\","
                         + "org.osgi.framework");
     }
 
