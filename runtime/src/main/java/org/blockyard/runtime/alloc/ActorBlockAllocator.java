@@ -21,6 +21,8 @@ import akka.actor.typed.javadsl.AskPattern;
 import com.typesafe.config.Config;
 
 import org.blockyard.api.alloc.AllocationException;
+import org.blockyard.api.alloc.AllocationPolicy;
+import org.blockyard.api.alloc.AllocationPolicyFactory;
 import org.blockyard.api.alloc.AllocatorStats;
 import org.blockyard.api.alloc.BlockAllocator;
 import org.blockyard.api.alloc.BlockRun;
@@ -46,6 +48,10 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     private final AtomicLong nextTx = new AtomicLong();
     private final AtomicLong extentCursor = new AtomicLong(-1);
     private volatile boolean closed;
+    private final PolicyRegistry policies;
+    private final Object policyLock = new Object();
+    private volatile String activePolicy;
+    private volatile String wantedPolicy; // the name last selected: it comes back when its plugin does
     /** Calls that take several asks (extent allocations, releases, enumerations) not answered yet. */
     private final java.util.Set<CompletableFuture<?>> running = ConcurrentHashMap.newKeySet();
     /** Asks being sent right now; see {@link #close()}. */
@@ -57,6 +63,9 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         this.volume = new VolumeState(geometry);
         this.system = ActorSystem.create(AllocatorActor.create(settings, volume, prepare), "blockyard", config);
         this.groups = join(AskPattern.ask(system, AllocatorActor.Groups::new, TIMEOUT, system.scheduler()));
+        this.policies = PolicyRegistry.fromConfig(config);
+        this.activePolicy = settings.policy().id();
+        this.wantedPolicy = activePolicy;
     }
 
     public static ActorBlockAllocator start(AllocatorSettings settings) {
@@ -106,7 +115,105 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
 
     @Override
     public String policy() {
-        return settings.policy().id();
+        return activePolicy;
+    }
+
+    // ---- policies: selection, plugins, faults ---------------------------------------------------------
+
+    /** The outcome of a policy selection: {@code active} runs now; {@code fellBack} when {@code requested} was not available. */
+    public record PolicySwitch(String requested, String active, boolean fellBack) {}
+
+    /** The policies this allocator can run (built-in and registered plugins), with their tunables. */
+    public PolicyRegistry policies() {
+        return policies;
+    }
+
+    /** {@code no-reservation [reservation]}: the registered policies, the active one in brackets. */
+    public String policyListing() {
+        return policies.listing(activePolicy);
+    }
+
+    /**
+     * Selects policy {@code name} (an id or alias). Every group and file actor switches at its next
+     * message boundary: a request in progress finishes under the policy it started with, and windows and
+     * preallocations made under the old policy are given back; extents already allocated stay where they
+     * are. A name that is not available (not installed, or retired after a fault) selects the built-in
+     * default and says so; the name is remembered, and when a plugin of that id registers it becomes
+     * active. The stage completes once every actor has been told.
+     */
+    public CompletionStage<PolicySwitch> setPolicy(String name) {
+        if (closed) return failed(closedError());
+        synchronized (policyLock) {
+            PolicyRegistry.Selection s = policies.select(name);
+            wantedPolicy = s.fellBack() ? (name == null ? "" : name.trim().toLowerCase(java.util.Locale.ROOT)) : s.id();
+            return switchTo(s.id()).thenApply(id -> new PolicySwitch(name, id, s.fellBack()));
+        }
+    }
+
+    /** Sets a tunable of policy {@code id}; when it is active, it is rebuilt with the new value and switched to. */
+    public CompletionStage<Void> setPolicyTunable(String id, String tunable, long value) {
+        try {
+            policies.setTunable(id, tunable, value);
+        } catch (AllocationException e) {
+            return failed(e);
+        }
+        synchronized (policyLock) {
+            if (!id.equals(activePolicy)) return CompletableFuture.completedFuture(null);
+            return switchTo(id).thenApply(x -> null);
+        }
+    }
+
+    /**
+     * A plugin's policy arrived (its bundle started): it can be selected from now on, and becomes active
+     * if it is the one last selected. A duplicate id is refused with IllegalArgumentException.
+     */
+    public void registerPolicy(AllocationPolicyFactory factory) {
+        policies.register(factory);
+        String id = factory.descriptor().id();
+        synchronized (policyLock) {
+            if (id.equals(wantedPolicy) && !id.equals(activePolicy) && !closed) switchTo(id);
+        }
+    }
+
+    /**
+     * A plugin's policy is going away (its bundle stops): if it is active, every actor falls back to the
+     * built-in default first, logged with both names; the selection is remembered for its return.
+     */
+    public void unregisterPolicy(String id) {
+        synchronized (policyLock) {
+            if (id.equals(activePolicy) && !closed) {
+                system.log().warn("allocation policy {} is going away; switching to the default, {}", id,
+                        policies.defaultId());
+                switchTo(policies.defaultId());
+            }
+        }
+        policies.unregister(id);
+    }
+
+    /** Builds {@code id} and tells the actors; a plugin's policy is guarded by the built-in default. Holds policyLock. */
+    private CompletionStage<String> switchTo(String id) {
+        AllocationPolicy p;
+        try {
+            p = policies.build(id, geometry);
+            if (!policies.isBuiltIn(id))
+                p = new GuardedPolicy(p, policies.build(policies.defaultId(), geometry), this::policyFailed);
+        } catch (AllocationException e) {
+            return failed(e);
+        }
+        activePolicy = id;
+        AllocationPolicy use = p;
+        return this.<AllocatorActor.Command, Done>askPlain(system, r -> new AllocatorActor.UsePolicy(use, r))
+                .thenApply(d -> id);
+    }
+
+    /** A plugin's policy threw or answered the impossible: retire it for the built-in default. */
+    private void policyFailed(String id, String reason) {
+        system.log().error("allocation policy {} failed ({}); it is retired and the default, {}, takes over", id,
+                reason, policies.defaultId());
+        policies.markFailed(id, reason);
+        synchronized (policyLock) {
+            if (id.equals(activePolicy) && !closed) switchTo(policies.defaultId());
+        }
     }
 
     /**

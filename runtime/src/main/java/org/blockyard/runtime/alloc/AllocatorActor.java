@@ -55,6 +55,12 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
     public record Shutdown(ActorRef<List<ActorRef<FileActor.Command>>> replyTo) implements Command {}
 
     /**
+     * Switch every group and file actor to {@code policy} at their next message boundary (new files get it
+     * from now on); answered once all were told.
+     */
+    public record UsePolicy(AllocationPolicy policy, ActorRef<akka.Done> replyTo) implements Command {}
+
+    /**
      * Every open file gives back its unused preallocation; answers the blocks freed, once every group
      * has applied the frees (an allocation retried after the answer sees them).
      */
@@ -79,7 +85,7 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
     }
 
     private final AllocatorSettings settings;
-    private final AllocationPolicy policy;
+    private AllocationPolicy policy;
     private final VolumeState volume;
     private final List<ActorRef<GroupActor.Command>> groups = new ArrayList<>();
     private final Map<String, Entry> files = new HashMap<>();
@@ -125,7 +131,20 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
                 .onMessage(DropPreallocations.class, this::onDropPreallocations)
                 .onMessage(Groups.class, m -> { m.replyTo().tell(List.copyOf(groups)); return this; })
                 .onMessage(Shutdown.class, this::onShutdown)
+                .onMessage(UsePolicy.class, this::onUsePolicy)
                 .build();
+    }
+
+    private Behavior<Command> onUsePolicy(UsePolicy m) {
+        policy = m.policy();
+        for (ActorRef<GroupActor.Command> g : groups) g.tell(new GroupActor.UsePolicy(policy));
+        for (Entry e : files.values()) {
+            if (e.actor != null) e.actor.tell(new FileActor.UsePolicy(policy));
+            else e.state.windowGoalBlocks = policy.initialWindowBlocks(); // closed: no actor owns it now
+        }
+        getContext().getLog().info("allocation policy switched to {}", policy.id());
+        m.replyTo().tell(akka.Done.getInstance());
+        return this;
     }
 
     private Behavior<Command> onShutdown(Shutdown m) {
@@ -171,7 +190,7 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
         e.state.writers = 1;
         e.opensForwarded = 0;
         volume.fileOpened(e.state.homeGroup);
-        e.actor = getContext().spawnAnonymous(FileActor.create(e.state, settings, volume, groups, getContext().getSelf()));
+        e.actor = getContext().spawnAnonymous(FileActor.create(e.state, settings, policy, volume, groups, getContext().getSelf()));
         getContext().watchWith(e.actor, new FileStopped(m.file(), e.actor));
         m.replyTo().tell(Reply.ok(e.actor));
         return this;

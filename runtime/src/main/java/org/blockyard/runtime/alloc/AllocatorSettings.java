@@ -48,7 +48,7 @@ public record AllocatorSettings(Geometry geometry, AllocationPolicy policy, int 
         Geometry g = Geometry.of(v.getInt("block-size"), totalBlocks, v.getInt("blocks-per-group"))
                 .withJournal(v.getInt("journal-blocks"))
                 .withStripe(v.getInt("stride-blocks"), v.getInt("stripe-blocks"));
-        return new AllocatorSettings(g, Policies.byId(a.getString("policy"), config),
+        return new AllocatorSettings(g, Policies.configured(config, g),
                 a.getInt("search-slice-words"), a.getInt("stash-capacity"), a.getInt("prealloc-min-window-blocks"));
     }
 }

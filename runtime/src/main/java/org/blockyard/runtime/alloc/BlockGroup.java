@@ -89,7 +89,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
     private final long end;
     private final long firstData;
     private final int stripeBlocks;
-    private final AllocationPolicy policy;
+    private AllocationPolicy policy;
     private final Bitmap bitmap;
     private final FreeRunIndex runs;
     private final TreeMap<Long, Window> windows = new TreeMap<>();
@@ -467,6 +467,16 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         runs.rebuild(bitmap); // the fault may have come between a bitmap change and its index update
         windows.clear();
         byFile.clear();
+    }
+
+    /**
+     * Switches to {@code next} at a message boundary: windows booked under the old policy are given back
+     * (files book new ones under the new policy); a window search still running finishes as it started.
+     */
+    public void usePolicy(AllocationPolicy next) {
+        policy = next;
+        windows.values().removeIf(w -> !w.provisional);
+        byFile.values().removeIf(w -> !w.provisional);
     }
 
     /** Makes the next {@link #claimExtents} throw {@code fault}, as a bug would: for fault-injection tests. */

@@ -15,6 +15,7 @@ import akka.actor.typed.javadsl.Receive;
 import akka.actor.typed.javadsl.StashBuffer;
 
 import org.blockyard.api.alloc.AllocationException;
+import org.blockyard.api.alloc.AllocationPolicy;
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
@@ -61,6 +62,13 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
     enum Stop implements Command { INSTANCE }
 
     /**
+     * The allocator switched policies: from the next request on this file uses {@code policy}; its window
+     * and preallocation, made under the old one, are given back. Served at a message boundary (it waits
+     * like any request while one is in progress, which finishes under the policy it started with).
+     */
+    public record UsePolicy(AllocationPolicy policy) implements Command {}
+
+    /**
      * The allocator is closing: the request in progress and every waiting one are answered with
      * {@code Closed}, and so is everything after; acknowledges.
      */
@@ -89,6 +97,7 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
     private final ActorRef<AllocatorActor.Command> allocator;
     private long opensSeen;
     private final AllocatorSettings settings;
+    private AllocationPolicy policy;
     private final VolumeState volume;
     private final Geometry geometry;
     private final List<ActorRef<GroupActor.Command>> groups;
@@ -127,18 +136,28 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
     public static Behavior<Command> create(FileState file, AllocatorSettings settings, VolumeState volume,
                                            List<ActorRef<GroupActor.Command>> groups,
                                            ActorRef<AllocatorActor.Command> allocator) {
+        return create(file, settings, settings.policy(), volume, groups, allocator);
+    }
+
+    /** A file actor that starts with {@code policy} (the allocator's policy now, which may differ from the settings'). */
+    public static Behavior<Command> create(FileState file, AllocatorSettings settings, AllocationPolicy policy,
+                                           VolumeState volume,
+                                           List<ActorRef<GroupActor.Command>> groups,
+                                           ActorRef<AllocatorActor.Command> allocator) {
         return Behaviors.withStash(STASH_CAPACITY, stash -> Behaviors.setup(ctx ->
-                new FileActor(ctx, stash, file, settings, volume, groups, allocator)));
+                new FileActor(ctx, stash, file, settings, policy, volume, groups, allocator)));
     }
 
     private FileActor(ActorContext<Command> context, StashBuffer<Command> stash, FileState file,
-                      AllocatorSettings settings, VolumeState volume, List<ActorRef<GroupActor.Command>> groups,
+                      AllocatorSettings settings, AllocationPolicy policy, VolumeState volume,
+                      List<ActorRef<GroupActor.Command>> groups,
                       ActorRef<AllocatorActor.Command> allocator) {
         super(context);
         this.allocator = allocator;
         this.stash = stash;
         this.file = file;
         this.settings = settings;
+        this.policy = policy;
         this.volume = volume;
         this.geometry = volume.geometry();
         this.groups = groups;
@@ -174,6 +193,7 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
                 .onMessage(Close.class, this::onClose)
                 .onMessage(Extents.class, this::onExtents)
                 .onMessage(Held.class, this::onHeld)
+                .onMessage(UsePolicy.class, this::onUsePolicy)
                 .build();
         return newReceiveBuilder().onMessage(Command.class, m -> guarded(active, m)).build();
     }
@@ -277,7 +297,7 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
 
     private Behavior<Command> onGetBlocks(GetBlocks m) {
         volume.countMessage();
-        FileAllocation a = new FileAllocation(file, settings.policy(), volume, settings.preallocMinWindowBlocks(),
+        FileAllocation a = new FileAllocation(file, policy, volume, settings.preallocMinWindowBlocks(),
                 effects, m.logicalBlock(), m.maxBlocks(), m.create());
         allocating = m;
         steps = a;
@@ -448,6 +468,13 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
         List<Extent> held = new ArrayList<>(file.extents());
         if (file.preBlocks > 0) held.add(new Extent(file.prePhysical, file.preBlocks));
         m.replyTo().tell(Reply.ok(held));
+        return this;
+    }
+
+    private Behavior<Command> onUsePolicy(UsePolicy m) {
+        policy = m.policy();
+        discardWindow();
+        file.windowGoalBlocks = policy.initialWindowBlocks();
         return this;
     }
 

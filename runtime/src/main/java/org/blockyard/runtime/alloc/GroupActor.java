@@ -85,6 +85,9 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
 
     public record Counts(int windows, int runningSearches) {}
 
+    /** The allocator switched policies: use {@code policy} from the next request on. */
+    public record UsePolicy(AllocationPolicy policy) implements Command {}
+
     /** From the allocator as it closes: answer everything from now on with {@code Closed}; acknowledges. */
     public record Shutdown(ActorRef<Done> replyTo) implements Command {}
 
@@ -174,6 +177,10 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         if (m instanceof Inspect i) return onInspect(i);
         if (m instanceof Count c) return onCount(c);
         if (m instanceof Shutdown s) return onShutdown(s);
+        if (m instanceof UsePolicy u) {
+            state.usePolicy(u.policy());
+            return this;
+        }
         throw new IllegalArgumentException("group " + group + " has no handler for " + m.getClass().getName());
     }
 

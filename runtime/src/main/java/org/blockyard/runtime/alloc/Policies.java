@@ -1,36 +1,27 @@
 package org.blockyard.runtime.alloc;
 
-import java.util.List;
-
 import com.typesafe.config.Config;
 
 import org.blockyard.api.alloc.AllocationPolicy;
+import org.blockyard.api.alloc.Geometry;
 
-/** The built-in allocation policies by id. */
+/** Building a policy by name for one run (benchmarks, configuration), through a {@link PolicyRegistry}. */
 public final class Policies {
     private Policies() {}
 
-    public static final List<String> BUILT_IN = List.of("reservation", "no-reservation");
+    /**
+     * The policy {@code name} from the built-in registry with {@code config} applied, for {@code geometry}:
+     * an unknown name is an {@link org.blockyard.api.alloc.AllocationException.InvalidRequest} naming what
+     * exists (a benchmark asked for it explicitly).
+     */
+    public static AllocationPolicy byId(String name, Config config, Geometry geometry) {
+        PolicyRegistry r = PolicyRegistry.fromConfig(config);
+        return r.build(r.lookup(name), geometry);
+    }
 
-    /** The built-in policy {@code id}, configured from {@code blockyard.alloc.reservation}. */
-    public static AllocationPolicy byId(String id, Config config) {
-        Config r = config.getConfig("blockyard.alloc.reservation");
-        return switch (id) {
-            case "reservation" -> {
-                String mode = r.getString("mode");
-                ReservationPolicy.Mode m = switch (mode) {
-                    case "ext3" -> ReservationPolicy.Mode.EXT3;
-                    case "extended" -> ReservationPolicy.Mode.EXTENDED;
-                    default -> throw new IllegalArgumentException(
-                            "blockyard.alloc.reservation.mode is '" + mode + "'; it must be ext3 or extended");
-                };
-                int max = m == ReservationPolicy.Mode.EXT3 ? r.getInt("ext3-max-window-blocks")
-                        : r.getInt("extended-max-window-blocks");
-                yield ReservationPolicy.of(m, r.getInt("initial-window-blocks"), max);
-            }
-            case "no-reservation" -> ReservationPolicy.noReservation();
-            default -> throw new IllegalArgumentException("no allocation policy '" + id + "'; built in: "
-                    + String.join(", ", BUILT_IN));
-        };
+    /** The configured policy ({@code blockyard.alloc.policy}); one that is not available falls back to the default, logged. */
+    public static AllocationPolicy configured(Config config, Geometry geometry) {
+        PolicyRegistry r = PolicyRegistry.fromConfig(config);
+        return r.build(r.select(config.getString("blockyard.alloc.policy")).id(), geometry);
     }
 }

@@ -1,10 +1,14 @@
 package org.blockyard.runtime.alloc;
 
 import java.util.List;
+import java.util.Map;
 
 import org.blockyard.api.alloc.AllocationPolicy;
-import org.blockyard.api.alloc.Extent;
+import org.blockyard.api.alloc.AllocationPolicyFactory;
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.api.alloc.PolicyDescriptor;
+import org.blockyard.api.plugin.Tunable;
+import org.blockyard.api.alloc.Extent;
 
 /**
  * The built-in policy {@code reservation}: ext3 reservation windows, in one of two modes.
@@ -47,6 +51,54 @@ public final class ReservationPolicy implements AllocationPolicy {
         this.initialWindowBlocks = initialWindowBlocks;
         this.maxWindowBlocks = maxWindowBlocks;
     }
+
+    /** Tunable names of {@code reservation}. */
+    public static final String EXTENDED_TUNABLE = "extended";
+    public static final String INITIAL_TUNABLE = "initial_window_blocks";
+    public static final String EXT3_MAX_TUNABLE = "ext3_max_window_blocks";
+    public static final String EXTENDED_MAX_TUNABLE = "extended_max_window_blocks";
+
+    /** The built-in {@code reservation} policy: ext3's reservation windows, or the extended mode. */
+    public static final AllocationPolicyFactory FACTORY = new AllocationPolicyFactory() {
+        private final PolicyDescriptor descriptor = new PolicyDescriptor(PolicyRegistry.RESERVATION, List.of(),
+                "ext3 reservation windows per file (extended: windows grow to a group, streams start apart)",
+                List.of(new Tunable(EXTENDED_TUNABLE, 1, 0, 1, "bool",
+                                "1: windows keep doubling up to a whole group and new streams start apart; 0: ext3 exactly"),
+                        new Tunable(INITIAL_TUNABLE, EXT3_DEFAULT_WINDOW_BLOCKS, 1, 1 << 20, "blocks",
+                                "a file's first window (EXT3_DEFAULT_RESERVE_BLOCKS): small, since most files are small"),
+                        new Tunable(EXT3_MAX_TUNABLE, EXT3_MAX_WINDOW_BLOCKS, 1, 1 << 20, "blocks",
+                                "largest window in ext3 mode: 1024 direct + 3 indirect blocks (EXT3_MAX_RESERVE_BLOCKS)"),
+                        new Tunable(EXTENDED_MAX_TUNABLE, 0, 0, 1 << 30, "blocks",
+                                "largest window in extended mode; 0 = a whole group (a window never leaves its group)")));
+
+        @Override
+        public PolicyDescriptor descriptor() {
+            return descriptor;
+        }
+
+        @Override
+        public AllocationPolicy create(Geometry geometry, Map<String, Long> t) {
+            boolean extended = t.get(EXTENDED_TUNABLE) == 1;
+            return of(extended ? Mode.EXTENDED : Mode.EXT3, (int) (long) t.get(INITIAL_TUNABLE),
+                    (int) (long) (extended ? t.get(EXTENDED_MAX_TUNABLE) : t.get(EXT3_MAX_TUNABLE)));
+        }
+    };
+
+    /** The built-in {@code no-reservation} policy: ext3 mounted with {@code noreservation}. */
+    public static final AllocationPolicyFactory NO_RESERVATION_FACTORY = new AllocationPolicyFactory() {
+        private final PolicyDescriptor descriptor = new PolicyDescriptor(PolicyRegistry.NO_RESERVATION, List.of(),
+                "no reservation windows: ext3's goals and group walk, first fit (mount -o noreservation)", List.of());
+
+        @Override
+        public PolicyDescriptor descriptor() {
+            return descriptor;
+        }
+
+        @Override
+        public AllocationPolicy create(Geometry geometry, Map<String, Long> t) {
+            return noReservation();
+        }
+    };
 
     public static ReservationPolicy ext3() {
         return new ReservationPolicy("reservation", Mode.EXT3, EXT3_DEFAULT_WINDOW_BLOCKS, EXT3_MAX_WINDOW_BLOCKS);

@@ -77,7 +77,7 @@ public final class IntrospectCommand implements Callable<Integer> {
                     + " groups; this benchmark holds at most " + Tiobench.MAX_BENCH_GROUPS);
         boolean lock = policy.equals(Tiobench.GLOBAL_LOCK);
         AllocatorSettings settings = base.withGeometry(g)
-                .withPolicy(Policies.byId(lock ? "reservation" : policy, config));
+                .withPolicy(Policies.byId(lock ? "reservation" : policy, config, g));
         BlockAllocator a;
         AutoCloseable closer = () -> {};
         if (lock) {

@@ -62,7 +62,7 @@ public final class SmallFiles {
                     + " groups in memory: use fewer --files, a lower --fill or bigger --blocks-per-group");
         Geometry geometry = Geometry.of(g0.blockSizeBytes(), groups * bpg, bpg).withJournal(g0.journalBlocks());
         boolean lock = spec.policy().equals(Tiobench.GLOBAL_LOCK);
-        AllocationPolicy policy = Policies.byId(lock ? "reservation" : spec.policy(), config);
+        AllocationPolicy policy = Policies.byId(lock ? "reservation" : spec.policy(), config, geometry);
         AllocatorSettings settings = base.withGeometry(geometry).withPolicy(policy);
         Consumer<BlockGroup> prefill = group -> {
             long data = group.end() - group.firstDataBlock();

@@ -62,7 +62,7 @@ public final class Tiobench {
         Geometry geometry = new Geometry(blockBytes, groups * bpg, bpg, base.geometry().systemBlocksPerGroup(),
                 base.geometry().journalBlocks(), base.geometry().strideBlocks(), base.geometry().stripeBlocks());
         boolean lock = spec.policy().equals(GLOBAL_LOCK);
-        AllocationPolicy policy = Policies.byId(lock ? "reservation" : spec.policy(), config);
+        AllocationPolicy policy = Policies.byId(lock ? "reservation" : spec.policy(), config, geometry);
         AllocatorSettings settings = base.withGeometry(geometry).withPolicy(policy);
 
         long cpu0 = processCpuNanos();

@@ -12,38 +12,51 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.api.Test;
 
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.AllocationPolicy;
+import org.blockyard.api.alloc.AllocationPolicyFactory;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
 
 /**
- * The randomised conservation check, run for every built-in policy: many files allocate, extend,
- * truncate, close and re-open concurrently, while extents are allocated and released beside them; after
- * each round, no block is owned twice, free plus allocated equals capacity, group free counts equal
- * their bitmaps, windows neither overlap nor leave their group, and no system-zone block was handed out.
+ * What every allocation policy must keep, whatever it decides: the randomised conservation check. Many
+ * files allocate, extend, truncate, close and re-open concurrently, while extents are allocated and released
+ * beside them; after each round, no block is owned twice, free plus allocated equals capacity, group free
+ * counts equal their bitmaps, windows neither overlap nor leave their group, and no system-zone block was
+ * handed out. A policy's test extends this class and names its factory (and tunables); plugin modules do
+ * the same through this module's test jar.
  */
-class AllocatorContractTest {
+public abstract class PolicyContract {
 
-    static List<Arguments> policies() {
-        return List.of(
-                Arguments.of("reservation/extended", ReservationPolicy.extended(), 1L),
-                Arguments.of("reservation/ext3", ReservationPolicy.ext3(), 2L),
-                Arguments.of("no-reservation", ReservationPolicy.noReservation(), 3L),
-                Arguments.of("reservation/extended, 1-word slices", ReservationPolicy.extended(), 4L));
+    /** The policy under test. */
+    protected abstract AllocationPolicyFactory factory();
+
+    /** Tunables to build it with; none (its defaults) unless overridden. */
+    protected Map<String, Long> tunables() {
+        return Map.of();
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("policies")
-    void concurrentFilesAndExtentsConserveEveryBlock(String name, AllocationPolicy policy, long seed) {
+    private AllocationPolicy policy(Geometry g) {
+        return factory().create(g, factory().descriptor().resolve(tunables()));
+    }
+
+    @Test
+    void concurrentFilesAndExtentsConserveEveryBlock() {
+        conserve(policy(Geometry.of(4096, 8 * 2048, 2048).withJournal(16)), 1L, 512);
+    }
+
+    @Test
+    void concurrentFilesAndExtentsConserveEveryBlockWithOneWordSearchSlices() {
+        conserve(policy(Geometry.of(4096, 8 * 2048, 2048).withJournal(16)), 2L, 1);
+    }
+
+    /** Runs the check with {@code seed}, group actors scanning {@code sliceWords} bitmap words per slice. */
+    protected void conserve(AllocationPolicy policy, long seed, int sliceWords) {
         // 8 groups of 2048 blocks: small enough to run full, so the "no space" paths are exercised too.
         Geometry g = Geometry.of(4096, 8 * 2048, 2048).withJournal(16);
-        AllocatorSettings settings = AllocatorSettings.of(g, policy);
-        if (name.contains("1-word")) settings = settings.withSliceWords(1);
+        AllocatorSettings settings = AllocatorSettings.of(g, policy).withSliceWords(sliceWords);
         Random rnd = new Random(seed);
         try (ActorBlockAllocator a = ActorBlockAllocator.start(settings)) {
             int files = 24;
