@@ -17,6 +17,7 @@ import org.blockyard.api.io.ElevatorSwitch;
 import org.blockyard.api.io.IoException;
 import org.blockyard.api.io.QueueStats;
 import org.blockyard.api.plugin.Tunable;
+import org.blockyard.runtime.alloc.ActorBlockAllocator;
 
 /**
  * The {@code blockyard:} commands of the Gogo shell, a control surface like sysfs. Registered by the host
@@ -26,7 +27,7 @@ import org.blockyard.api.plugin.Tunable;
  * ({@code --exec}) that ends the script.
  */
 public final class BlockyardCommands {
-    static final String[] FUNCTIONS = {"scheduler", "tunables", "stats", "log", "shutdown"};
+    static final String[] FUNCTIONS = {"scheduler", "policy", "tunables", "stats", "log", "shutdown"};
 
     /** How long a command waits for the engine's answer; the engine answers in microseconds when well. */
     private static final Duration ANSWER = Duration.ofSeconds(30);
@@ -62,25 +63,57 @@ public final class BlockyardCommands {
         if (s.movedRequests() > 0) out().println(s.movedRequests() + " queued requests moved to " + s.active());
     }
 
-    @Descriptor("show the tunables of plugin NAME: value, default, range, unit and reason")
-    public void tunables(@Descriptor("io scheduler id or alias") String name) {
+    @Descriptor("list the allocation policies, the active one in brackets")
+    public void policy() {
+        out().println(host.store().allocator().policyListing());
+    }
+
+    @Descriptor("switch the allocation policy to NAME (id or alias); a name not installed selects the default "
+            + "until a plugin offers it")
+    public void policy(@Descriptor("id or alias") String name) {
+        ActorBlockAllocator.PolicySwitch s = await(host.store().allocator().setPolicy(name));
+        out().println(host.store().allocator().policyListing());
+        if (s.fellBack())
+            out().println("no allocation policy '" + name + "' is installed; running the default, " + s.active()
+                    + " (" + name + " becomes active when a plugin offers it)");
+    }
+
+    @Descriptor("show the tunables of plugin NAME (io scheduler or allocation policy): value, default, range, unit and reason")
+    public void tunables(@Descriptor("id or alias") String name) {
+        var policy = host.store().allocator().policies().resolve(name);
+        if (host.elevators().descriptor(name).isEmpty() && policy.isPresent()) {
+            var d = host.store().allocator().policies().descriptor(policy.get());
+            Map<String, Long> values = new LinkedHashMap<>();
+            host.store().allocator().policies().tunables(d.id()).forEach((t, v) -> values.put(t.name(), v));
+            table(d.id(), d.aliases(), d.description(), d.tunables(), values);
+            return;
+        }
         ElevatorDescriptor d = elevator(name);
-        Map<String, Long> values = values(d);
-        out().printf("%s%s: %s%n", d.id(), d.aliases().isEmpty() ? "" : " (alias " + String.join(", ", d.aliases()) + ")",
-                d.description());
-        if (d.tunables().isEmpty()) {
+        table(d.id(), d.aliases(), d.description(), d.tunables(), values(d));
+    }
+
+    private static void table(String id, java.util.List<String> aliases, String description,
+                              java.util.List<Tunable> tunables, Map<String, Long> values) {
+        out().printf("%s%s: %s%n", id, aliases.isEmpty() ? "" : " (alias " + String.join(", ", aliases) + ")",
+                description);
+        if (tunables.isEmpty()) {
             out().println("  (no tunables)");
             return;
         }
-        out().printf("  %-16s %10s %10s  %-22s %-9s %s%n", "name", "value", "default", "range", "unit", "reason");
-        for (Tunable t : d.tunables())
-            out().printf("  %-16s %10d %10d  %-22s %-9s %s%n", t.name(), values.get(t.name()), t.defaultValue(),
+        out().printf("  %-28s %10s %10s  %-22s %-9s %s%n", "name", "value", "default", "range", "unit", "reason");
+        for (Tunable t : tunables)
+            out().printf("  %-28s %10d %10d  %-22s %-9s %s%n", t.name(), values.get(t.name()), t.defaultValue(),
                     "[" + t.min() + ", " + t.max() + "]", t.unit(), t.reason());
     }
 
     @Descriptor("set tunable KEY of plugin NAME to VALUE (checked against its range)")
-    public void tunables(@Descriptor("io scheduler id or alias") String name, @Descriptor("tunable") String key,
+    public void tunables(@Descriptor("id or alias") String name, @Descriptor("tunable") String key,
                          @Descriptor("whole number") String value) {
+        var policy = host.store().allocator().policies().resolve(name);
+        if (host.elevators().descriptor(name).isEmpty() && policy.isPresent()) {
+            setPolicyTunable(policy.get(), key, value);
+            return;
+        }
         ElevatorDescriptor d = elevator(name);
         Tunable t = d.tunable(key).orElseThrow(() -> new IllegalArgumentException(d.id() + " has no tunable '" + key
                 + "' (has: " + String.join(" ", d.tunables().stream().map(Tunable::name).toList()) + "); nothing changed"));
@@ -107,6 +140,27 @@ public final class BlockyardCommands {
         } else {
             out().printf("%s.%s = %d (applies when %s is selected)%n", d.id(), t.name(), v, d.id());
         }
+    }
+
+    private void setPolicyTunable(String id, String key, String value) {
+        var d = host.store().allocator().policies().descriptor(id);
+        Tunable t = d.tunable(key).orElseThrow(() -> new IllegalArgumentException(d.id() + " has no tunable '" + key
+                + "' (has: " + String.join(" ", d.tunables().stream().map(Tunable::name).toList()) + "); nothing changed"));
+        long v;
+        try {
+            v = Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(d.id() + "." + t.name() + ": '" + value + "' is not a whole number ("
+                    + t.unit() + "); nothing changed");
+        }
+        try {
+            await(host.store().allocator().setPolicyTunable(d.id(), t.name(), v));
+        } catch (org.blockyard.api.alloc.AllocationException e) {
+            throw new IllegalArgumentException(e.getMessage() + "; nothing changed");
+        }
+        out().printf("%s.%s = %d%s%n", d.id(), t.name(), v,
+                d.id().equals(host.store().allocator().policy()) ? " (the running policy was rebuilt with it)"
+                        : " (applies when " + d.id() + " is selected)");
     }
 
     /**
@@ -153,7 +207,8 @@ public final class BlockyardCommands {
     private ElevatorDescriptor elevator(String name) {
         return host.elevators().descriptor(name).orElseThrow(() -> new IllegalArgumentException(
                 "no plugin '" + name + "' is installed (io schedulers: "
-                        + String.join(" ", await(host.queue().elevators())) + ")"));
+                        + String.join(" ", await(host.queue().elevators())) + "; allocation policies: "
+                        + String.join(" ", host.store().allocator().policies().ids()) + ")"));
     }
 
     /** The values elevator {@code d} is built with: configured, then set from the shell. */

@@ -21,7 +21,8 @@ import com.typesafe.config.Config;
 import org.apache.felix.gogo.runtime.activator.Activator;
 import org.apache.felix.service.command.CommandProcessor;
 import org.apache.felix.service.command.CommandSession;
-import org.blockyard.api.io.ElevatorDescriptor;
+import org.blockyard.api.alloc.AllocationPolicyFactory;
+import org.blockyard.api.alloc.PolicyDescriptor;
 import org.blockyard.api.io.ElevatorFactory;
 import org.blockyard.runtime.alloc.AllocatorSettings;
 import org.blockyard.runtime.config.BlockyardConfig;
@@ -90,6 +91,7 @@ public final class Host implements AutoCloseable {
     private final Map<String, Map<String, Long>> configuredTunables;
     private final ElevatorTracker elevators;
     private final ServiceTracker<ElevatorFactory, ElevatorTracker.Offered> elevatorTracker;
+    private final ServiceTracker<AllocationPolicyFactory, PolicyDescriptor> policyTracker;
     private final DeployWatch deployWatch;
     private final Path deploy;
     private final CountDownLatch shutdownRequested = new CountDownLatch(1);
@@ -107,6 +109,8 @@ public final class Host implements AutoCloseable {
         this.elevators = new ElevatorTracker(ctx, queue(), overlay, notices,
                 List.of(NoopElevator.DESCRIPTOR, DeadlineElevator.DESCRIPTOR), selected);
         this.elevatorTracker = new ServiceTracker<>(ctx, ElevatorFactory.class, elevators);
+        this.policyTracker = new ServiceTracker<>(ctx, AllocationPolicyFactory.class,
+                new PolicyTracker(ctx, store.allocator(), notices));
         this.deployWatch = new DeployWatch(ctx, deploy, notices, poll);
     }
 
@@ -202,6 +206,7 @@ public final class Host implements AutoCloseable {
         props.put(CommandProcessor.COMMAND_FUNCTION, BlockyardCommands.FUNCTIONS);
         commandsRegistration = ctx.registerService(BlockyardCommands.class, new BlockyardCommands(this), props);
         elevatorTracker.open();
+        policyTracker.open();
 
         List<Bundle> installed = new ArrayList<>();
         for (Path jar : jars(frameworkBundles, true)) installed.add(ctx.installBundle(jar.toUri().toString()));
@@ -304,10 +309,12 @@ public final class Host implements AutoCloseable {
         closed = true;
         requestShutdown();
         deployWatch.close();
-        try {
-            elevatorTracker.close();
-        } catch (RuntimeException e) {
-            LOG.debug("tracker close: {}", e.toString());
+        for (ServiceTracker<?, ?> t : List.of(elevatorTracker, policyTracker)) {
+            try {
+                t.close();
+            } catch (RuntimeException e) {
+                LOG.debug("tracker close: {}", e.toString());
+            }
         }
         if (commandsRegistration != null) {
             try {
