@@ -181,6 +181,24 @@ class HostTest {
     }
 
     @Test
+    void aPolicyPluginIsTrackedIntoTheAllocatorAndATakenIdIsRefused() throws Exception {
+        host = HostFixture.start(tmp, tmp.resolve("no-plugins"), null);
+        assertEquals("[reservation] no-reservation", shell(host, "blockyard:policy").trim());
+        Path jar;
+        try (var s = Files.list(Path.of("..", "..", "plugins", "org.blockyard.plugin.noreservation", "target"))) {
+            jar = s.filter(p -> p.getFileName().toString().endsWith(".jar")).findFirst().orElseThrow();
+        }
+        // The engine still builds no-reservation in, so the plugin of the same id is refused.
+        drop(jar, tmp.resolve("deploy"), "noreservation.jar");
+        await("the duplicate policy notice", WAIT, () -> host.noticeLines().stream()
+                .anyMatch(l -> l.contains("allocation policy of bundle org.blockyard.plugin.noreservation")
+                        && l.contains("refused")));
+        assertEquals("[reservation] no-reservation", shell(host, "blockyard:policy").trim());
+        assertTrue(shell(host, "blockyard:policy no-reservation").startsWith("reservation [no-reservation]"));
+        assertTrue(shell(host, "blockyard:policy gone").contains("running the default, reservation"));
+    }
+
+    @Test
     void runExecPrintsTheSchedulerListingAndTheBundleList() throws Exception {
         Path config = Files.writeString(tmp.resolve("host.conf"),
                 "blockyard.host.storage = \"" + tmp.resolve("cache").toString().replace("\\", "/") + "\"\n");
