@@ -120,8 +120,12 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
 
     // ---- policies: selection, plugins, faults ---------------------------------------------------------
 
-    /** The outcome of a policy selection: {@code active} runs now; {@code fellBack} when {@code requested} was not available. */
-    public record PolicySwitch(String requested, String active, boolean fellBack) {}
+    /**
+     * The outcome of a policy selection: {@code active} runs now; {@code fellBack} when {@code requested} was
+     * not available; {@code pauseNanos}, how long the allocator actor spent telling every group and open
+     * file (each switches at its next message boundary, in a handful of nanoseconds).
+     */
+    public record PolicySwitch(String requested, String active, boolean fellBack, long pauseNanos) {}
 
     /** The policies this allocator can run (built-in and registered plugins), with their tunables. */
     public PolicyRegistry policies() {
@@ -146,7 +150,7 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         synchronized (policyLock) {
             PolicyRegistry.Selection s = policies.select(name);
             wantedPolicy = s.fellBack() ? (name == null ? "" : name.trim().toLowerCase(java.util.Locale.ROOT)) : s.id();
-            return switchTo(s.id()).thenApply(id -> new PolicySwitch(name, id, s.fellBack()));
+            return switchTo(s.id()).thenApply(r -> new PolicySwitch(name, s.id(), s.fellBack(), r));
         }
     }
 
@@ -190,8 +194,11 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         policies.unregister(id);
     }
 
-    /** Builds {@code id} and tells the actors; a plugin's policy is guarded by the built-in default. Holds policyLock. */
-    private CompletionStage<String> switchTo(String id) {
+    /**
+     * Builds {@code id} and tells the actors; a plugin's policy is guarded by the built-in default. Holds
+     * policyLock. Answers how long the allocator actor took to tell everyone.
+     */
+    private CompletionStage<Long> switchTo(String id) {
         AllocationPolicy p;
         try {
             p = policies.build(id, geometry);
@@ -202,8 +209,7 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         }
         activePolicy = id;
         AllocationPolicy use = p;
-        return this.<AllocatorActor.Command, Done>askPlain(system, r -> new AllocatorActor.UsePolicy(use, r))
-                .thenApply(d -> id);
+        return this.<AllocatorActor.Command, Long>askPlain(system, r -> new AllocatorActor.UsePolicy(use, r));
     }
 
     /** A plugin's policy threw or answered the impossible: retire it for the built-in default. */

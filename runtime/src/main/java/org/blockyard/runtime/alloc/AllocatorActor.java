@@ -56,9 +56,9 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
 
     /**
      * Switch every group and file actor to {@code policy} at their next message boundary (new files get it
-     * from now on); answered once all were told.
+     * from now on); answered, once all were told, with how long that took in nanoseconds.
      */
-    public record UsePolicy(AllocationPolicy policy, ActorRef<akka.Done> replyTo) implements Command {}
+    public record UsePolicy(AllocationPolicy policy, ActorRef<Long> replyTo) implements Command {}
 
     /**
      * Every open file gives back its unused preallocation; answers the blocks freed, once every group
@@ -136,14 +136,16 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
     }
 
     private Behavior<Command> onUsePolicy(UsePolicy m) {
+        long t0 = System.nanoTime();
         policy = m.policy();
         for (ActorRef<GroupActor.Command> g : groups) g.tell(new GroupActor.UsePolicy(policy));
         for (Entry e : files.values()) {
             if (e.actor != null) e.actor.tell(new FileActor.UsePolicy(policy));
             else e.state.windowGoalBlocks = policy.initialWindowBlocks(); // closed: no actor owns it now
         }
+        long nanos = System.nanoTime() - t0;
         getContext().getLog().info("allocation policy switched to {}", policy.id());
-        m.replyTo().tell(akka.Done.getInstance());
+        m.replyTo().tell(nanos);
         return this;
     }
 

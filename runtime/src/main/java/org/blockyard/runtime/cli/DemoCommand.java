@@ -16,6 +16,7 @@ import org.blockyard.api.io.QueueStats;
 import org.blockyard.runtime.alloc.AllocatorSettings;
 import org.blockyard.runtime.bench.Report;
 import org.blockyard.runtime.bench.Sizes;
+import org.blockyard.runtime.bench.Swap;
 import org.blockyard.runtime.bench.Tiobench;
 import org.blockyard.runtime.config.BlockyardConfig;
 import org.blockyard.runtime.io.IoSettings;
@@ -59,9 +60,30 @@ public final class DemoCommand implements Callable<Integer> {
         System.out.printf("global-lock: the same algorithm behind one lock, called on the writers' threads: %,.0f allocations/s.%n",
                 g.get("allocs_per_s"));
         wholeStack(config);
+        swapUnderLoad(config);
         System.out.printf("%nMore: ./blockyard bench tiobench --help, ./blockyard bench smallfiles --help,%n"
-                + "      ./blockyard bench merge --help, ./blockyard scheduler -v%n");
+                + "      ./blockyard bench swap --help, ./blockyard bench merge --help, ./blockyard scheduler -v%n");
         return 0;
+    }
+
+    /** Elevators and policies switched by name while two files are written through the stack. */
+    private static void swapUnderLoad(Config config) {
+        System.out.printf("%nSwapping under load: two writers through the whole stack and a stream of asynchronous%n"
+                + "requests through the elevator, while the elevator (noop, deadline) and the allocation policy%n"
+                + "(no-reservation, reservation) are switched by name 100 times each over 3 seconds.%n%n");
+        try {
+            Map<String, Object> r = Swap.run(new Swap.Spec(3, 100, List.of("noop", "deadline"),
+                    List.of("no-reservation", "reservation"), 2, 16L << 20, List.of()), config, null);
+            @SuppressWarnings("unchecked") Map<String, Object> pause = (Map<String, Object>) r.get("switch_pause_us");
+            System.out.printf("%,d switches; %,d requests submitted, %,d completed, %d lost, %d issued twice;%n"
+                            + "%,d bytes read back and compared, %d wrong;%n"
+                            + "each switch stopped the switching actor for %s us (p50), %s us (p99), %s us (max).%n",
+                    r.get("swaps"), r.get("requests_submitted"), r.get("requests_completed"), r.get("requests_lost"),
+                    r.get("requests_issued_twice"), r.get("bytes_verified"), r.get("verify_errors"),
+                    pause.get("p50"), pause.get("p99"), pause.get("max"));
+        } catch (Exception e) {
+            throw new IllegalStateException("the swap demo failed: " + e, e);
+        }
     }
 
     /** Four files written concurrently through the allocator, the queue and a memory device, then read back. */

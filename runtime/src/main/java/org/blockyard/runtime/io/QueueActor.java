@@ -187,7 +187,9 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
 
     private Behavior<Command> onSetElevator(SetElevator m) {
         try {
-            m.replyTo().tell(new Switched(switchTo(m.nameOrAlias()), null));
+            long t0 = System.nanoTime();
+            ElevatorSwitch done = switchTo(m.nameOrAlias());
+            m.replyTo().tell(new Switched(done.withPause(System.nanoTime() - t0), null));
         } catch (IoException e) {
             m.replyTo().tell(new Switched(null, e));
         }

@@ -95,4 +95,11 @@ public final class Request implements BlockRequest {
     public String toString() {
         return "rq#" + seq + "[" + op + flags + " " + sector + "+" + sectors + "]";
     }
+
+    /** The submissions this request carries, in sector order (read-only view, for observers). */
+    public List<IoRequest> submissionRequests() {
+        List<IoRequest> out = new ArrayList<>(bios.size());
+        for (Bio b : bios) out.add(b.io());
+        return out;
+    }
 }
