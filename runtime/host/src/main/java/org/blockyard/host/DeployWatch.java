@@ -5,6 +5,7 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,9 +18,13 @@ import java.util.jar.Manifest;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.BundleEvent;
-import org.osgi.framework.BundleException;
 import org.osgi.framework.BundleListener;
-import org.osgi.framework.wiring.FrameworkWiring;
+import org.osgi.framework.namespace.BundleNamespace;
+import org.osgi.framework.namespace.PackageNamespace;
+import org.osgi.framework.wiring.BundleCapability;
+import org.osgi.framework.wiring.BundleRequirement;
+import org.osgi.framework.wiring.BundleRevision;
+import org.osgi.resource.Namespace;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,8 +35,8 @@ import org.slf4j.LoggerFactory;
  * <li>A jar that is not a bundle (no manifest, or no {@code Bundle-SymbolicName}): FileInstall leaves it
  *     alone; reported once per version of the file.</li>
  * <li>A bundle that does not resolve (an import nobody exports, e.g. an API version the host does not
- *     have): installed but never started; reported once per install or update, with the framework's
- *     reason.</li>
+ *     have): installed but never started; reported once per install or update, naming what nobody
+ *     provides.</li>
  * </ul>
  * Nothing running changes in either case. The checks run on a thread of their own, never on the
  * framework's event thread.
@@ -42,6 +47,7 @@ final class DeployWatch implements BundleListener, AutoCloseable {
     private final BundleContext context;
     private final Path deploy;
     private final Notices notices;
+    private final Duration poll;
     private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "blockyard-deploy-watch");
         t.setDaemon(true);
@@ -59,6 +65,7 @@ final class DeployWatch implements BundleListener, AutoCloseable {
         this.context = context;
         this.deploy = deploy.toAbsolutePath().normalize();
         this.notices = notices;
+        this.poll = poll;
         context.addBundleListener(this);
         thread.scheduleWithFixedDelay(this::scanForNonBundles, 0, poll.toMillis(), TimeUnit.MILLISECONDS);
     }
@@ -68,7 +75,9 @@ final class DeployWatch implements BundleListener, AutoCloseable {
         if (event.getType() != BundleEvent.INSTALLED && event.getType() != BundleEvent.UPDATED) return;
         Bundle b = event.getBundle();
         if (!fromDeploy(b)) return;
-        thread.execute(() -> checkResolves(b));
+        // Judged after FileInstall had its turns at starting it. The check only reads metadata: resolving
+        // here would take the framework's resolver lock and could make FileInstall's own start fail.
+        thread.schedule(() -> checkResolves(b), 3 * poll.toMillis() + 500, TimeUnit.MILLISECONDS);
     }
 
     private boolean fromDeploy(Bundle b) {
@@ -77,18 +86,31 @@ final class DeployWatch implements BundleListener, AutoCloseable {
     }
 
     private void checkResolves(Bundle b) {
-        if (b.getState() == Bundle.UNINSTALLED) return;
-        FrameworkWiring wiring = context.getBundle(0).adapt(FrameworkWiring.class);
-        if (wiring.resolveBundles(List.of(b))) return;
-        String why;
-        try {
-            b.start(Bundle.START_TRANSIENT); // only to learn the framework's reason; it fails while unresolved
-            return;
-        } catch (BundleException | IllegalStateException e) {
-            why = e.getMessage();
+        if (b.getState() != Bundle.INSTALLED) return; // resolved, started, or gone
+        BundleRevision revision = b.adapt(BundleRevision.class);
+        if (revision == null) return;
+        List<String> missing = new ArrayList<>();
+        for (BundleRequirement r : revision.getDeclaredRequirements(null)) {
+            String ns = r.getNamespace();
+            if (!ns.equals(PackageNamespace.PACKAGE_NAMESPACE) && !ns.equals(BundleNamespace.BUNDLE_NAMESPACE)) continue;
+            if (Namespace.RESOLUTION_OPTIONAL.equals(r.getDirectives().get(Namespace.REQUIREMENT_RESOLUTION_DIRECTIVE)))
+                continue;
+            if (!providedByAnyone(r)) missing.add(ns + " " + r.getDirectives().get(Namespace.REQUIREMENT_FILTER_DIRECTIVE));
         }
+        String why = missing.isEmpty() ? "it does not resolve (see: headers " + b.getBundleId() + ")"
+                : "nothing provides " + String.join(", ", missing);
         notices.warn(LOG, "plugin " + fileOf(b) + " (bundle " + ElevatorTracker.name(b) + ") cannot start: " + why
                 + "; nothing changed");
+    }
+
+    private boolean providedByAnyone(BundleRequirement r) {
+        for (Bundle other : context.getBundles()) {
+            BundleRevision rev = other.adapt(BundleRevision.class);
+            if (rev == null) continue;
+            for (BundleCapability c : rev.getDeclaredCapabilities(r.getNamespace()))
+                if (r.matches(c)) return true;
+        }
+        return false;
     }
 
     private String fileOf(Bundle b) {

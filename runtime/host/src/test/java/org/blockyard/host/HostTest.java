@@ -165,7 +165,7 @@ class HostTest {
         drop(rewrite(fifoJar(), tmp.resolve("bad.jar"), "Bundle-SymbolicName", "org.blockyard.plugin.bad",
                 "Import-Package", "org.blockyard.api.io;version=\"[9,10)\""), deploy, "bad.jar");
         await("the cannot-start notice", WAIT, () -> host.noticeLines().stream()
-                .anyMatch(l -> l.contains("bad.jar") && l.contains("cannot start") && l.contains("org.blockyard.api.io")));
+                .anyMatch(l -> l.contains("bad.jar") && l.contains("cannot start") && l.contains("nothing provides") && l.contains("org.blockyard.api.io")));
 
         // A second bundle offering the id fifo: refused, the first keeps running.
         assertEquals("noop deadline [fifo]", shell(host, "blockyard:scheduler fifo").lines().findFirst().orElseThrow());
