@@ -43,6 +43,14 @@ public final class ActorBlockQueue implements BlockQueue {
         this.timeout = timeout;
     }
 
+    /**
+     * The queue actor itself, for code that owns the queue's plugins (the OSGi host tells it
+     * {@link QueueActor.RegisterElevator} and {@link QueueActor.UnregisterElevator}).
+     */
+    public ActorRef<QueueActor.Command> actor() {
+        return queue;
+    }
+
     @Override public QueueLimits limits() { return limits; }
     @Override public long capacitySectors() { return capacitySectors; }
 

@@ -1,0 +1,345 @@
+package org.blockyard.host;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Hashtable;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.concurrent.CountDownLatch;
+import java.util.stream.Stream;
+
+import com.typesafe.config.Config;
+import org.apache.felix.gogo.runtime.activator.Activator;
+import org.apache.felix.service.command.CommandProcessor;
+import org.apache.felix.service.command.CommandSession;
+import org.blockyard.api.alloc.AllocationPolicyFactory;
+import org.blockyard.api.alloc.PolicyDescriptor;
+import org.blockyard.api.io.ElevatorFactory;
+import org.blockyard.runtime.alloc.AllocatorSettings;
+import org.blockyard.runtime.config.BlockyardConfig;
+import org.blockyard.runtime.io.ActorBlockQueue;
+import org.blockyard.runtime.io.BlockDevice;
+import org.blockyard.runtime.io.ElevatorRegistry;
+import org.blockyard.runtime.io.IoSettings;
+import org.blockyard.runtime.io.elevator.DeadlineElevator;
+import org.blockyard.runtime.io.elevator.NoopElevator;
+import org.blockyard.runtime.store.FileStore;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.BundleException;
+import org.osgi.framework.Constants;
+import org.osgi.framework.ServiceRegistration;
+import org.osgi.framework.launch.Framework;
+import org.osgi.framework.launch.FrameworkFactory;
+import org.osgi.util.tracker.ServiceTracker;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One engine and one embedded OSGi framework in one process.
+ *
+ * <p>The engine is a {@link FileStore} (allocator and I/O queue in one actor system) on the device the
+ * configuration names for the host. The framework is Apache Felix, found with {@link ServiceLoader}; its
+ * system bundle exports the API packages with their versions (read from the API bundle's manifest), so
+ * plugins import the very classes the engine uses. Gogo's runtime runs inside the system bundle (the host
+ * creates sessions with the same classes); Declarative Services, FileInstall and Gogo's commands are bundles
+ * installed at start, then the plugins built with the host, then FileInstall watches the deploy folder.
+ *
+ * <p>Start order: engine, framework init, shell, trackers, bundles, framework start. Close runs it
+ * backwards: framework (plugins leave, the queue falls back), then the engine. Close is idempotent.
+ */
+public final class Host implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Host.class);
+
+    /**
+     * Where things are. Null fields take the configuration's value ({@code blockyard.host}) or, for the
+     * bundle folders, the ones built beside the host jar.
+     *
+     * @param config           configuration layered over the defaults, or null
+     * @param deploy           folder FileInstall watches
+     * @param storage          framework bundle cache (wiped at start)
+     * @param frameworkBundles DS, FileInstall, Gogo commands and their dependencies
+     * @param plugins          plugin bundles installed at start (null: the built ones; a missing folder: none)
+     * @param poll             FileInstall's poll interval
+     */
+    public record Options(Path config, Path deploy, Path storage, Path frameworkBundles, Path plugins, Duration poll) {
+        public static Options defaults() {
+            return new Options(null, null, null, null, null, null);
+        }
+
+        public Options withConfig(Path p) { return new Options(p, deploy, storage, frameworkBundles, plugins, poll); }
+        public Options withDeploy(Path p) { return new Options(config, p, storage, frameworkBundles, plugins, poll); }
+        public Options withStorage(Path p) { return new Options(config, deploy, p, frameworkBundles, plugins, poll); }
+        public Options withPlugins(Path p) { return new Options(config, deploy, storage, frameworkBundles, p, poll); }
+        public Options withPoll(Duration d) { return new Options(config, deploy, storage, frameworkBundles, plugins, d); }
+    }
+
+    private final FileStore store;
+    private final Framework framework;
+    private final Activator gogo = new Activator();
+    private final Notices notices = new Notices();
+    private final TunableOverlay overlay;
+    private final Map<String, Map<String, Long>> configuredTunables;
+    private final ElevatorTracker elevators;
+    private final ServiceTracker<ElevatorFactory, ElevatorTracker.Offered> elevatorTracker;
+    private final ServiceTracker<AllocationPolicyFactory, PolicyDescriptor> policyTracker;
+    private final DeployWatch deployWatch;
+    private final Path deploy;
+    private final CountDownLatch shutdownRequested = new CountDownLatch(1);
+    private ServiceRegistration<BlockyardCommands> commandsRegistration;
+    private boolean closed;
+
+    private Host(FileStore store, Framework framework, TunableOverlay overlay,
+                 Map<String, Map<String, Long>> configuredTunables, String selected, Path deploy, Duration poll) {
+        this.store = store;
+        this.framework = framework;
+        this.overlay = overlay;
+        this.configuredTunables = configuredTunables;
+        this.deploy = deploy;
+        BundleContext ctx = framework.getBundleContext();
+        this.elevators = new ElevatorTracker(ctx, queue(), overlay, notices,
+                List.of(NoopElevator.DESCRIPTOR, DeadlineElevator.DESCRIPTOR), selected);
+        this.elevatorTracker = new ServiceTracker<>(ctx, ElevatorFactory.class, elevators);
+        this.policyTracker = new ServiceTracker<>(ctx, AllocationPolicyFactory.class,
+                new PolicyTracker(ctx, store.allocator(), notices));
+        this.deployWatch = new DeployWatch(ctx, deploy, notices, poll);
+    }
+
+    /** Starts the engine and the framework; on failure whatever started is stopped again. */
+    public static Host start(Options options) {
+        Config config = BlockyardConfig.load(options.config());
+        Config h = config.getConfig("blockyard.host");
+        Path deploy = options.deploy() != null ? options.deploy() : Path.of(h.getString("deploy"));
+        Path storage = options.storage() != null ? options.storage() : Path.of(h.getString("storage"));
+        Duration poll = options.poll() != null ? options.poll() : h.getDuration("poll");
+        Path built = builtDir();
+        Path frameworkBundles = options.frameworkBundles() != null ? options.frameworkBundles() : built.resolve("bundles");
+        Path plugins = options.plugins() != null ? options.plugins() : built.resolve("plugins");
+        try {
+            Files.createDirectories(deploy);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot create the deploy folder " + deploy + ": " + e.getMessage());
+        }
+
+        TunableOverlay overlay = new TunableOverlay();
+        IoSettings io = IoSettings.fromConfig(config);
+        ElevatorRegistry registry = new ElevatorRegistry(
+                List.of(overlay.wrap(NoopElevator.FACTORY), overlay.wrap(DeadlineElevator.FACTORY)),
+                io.setup().registry().defaultId());
+        io = io.withSetup(io.setup().withRegistry(registry));
+        BlockDevice device;
+        try {
+            device = io.openDevice(h.getString("device"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open the host's device: " + e.getMessage(), e);
+        }
+        int blockBytes = config.getInt("blockyard.volume.block-size");
+        long blocks = device.capacitySectors() * 512 / blockBytes;
+        FileStore store = FileStore.start(AllocatorSettings.fromConfig(config, blocks), io, device, config);
+
+        Framework framework = null;
+        Host host = null;
+        try {
+            framework = newFramework(storage, deploy, poll);
+            framework.init();
+            host = new Host(store, framework, overlay, io.setup().tunables(), io.setup().requestedElevator(), deploy, poll);
+            host.startShellAndBundles(frameworkBundles, plugins);
+            framework.start();
+            LOG.info("host running: {} bundles, deploy folder {}", framework.getBundleContext().getBundles().length,
+                    deploy.toAbsolutePath());
+            return host;
+        } catch (BundleException | RuntimeException e) {
+            if (host != null) host.close();
+            else {
+                stopFramework(framework);
+                store.close();
+            }
+            if (e instanceof RuntimeException r) throw r;
+            throw new IllegalStateException("the framework did not start: " + e.getMessage(), e);
+        }
+    }
+
+    private static Framework newFramework(Path storage, Path deploy, Duration poll) {
+        Map<String, Object> p = new HashMap<>();
+        p.put(Constants.FRAMEWORK_STORAGE, storage.toAbsolutePath().toString());
+        p.put(Constants.FRAMEWORK_STORAGE_CLEAN, Constants.FRAMEWORK_STORAGE_CLEAN_ONFIRSTINIT);
+        p.put(Constants.FRAMEWORK_SYSTEMPACKAGES_EXTRA,
+                SystemPackages.exportsOf(Host.class.getClassLoader(), "org.blockyard.api", "org.apache.felix.gogo.runtime"));
+        // Gogo's runtime runs in the system bundle, so the system bundle offers what its bundle would.
+        p.put(Constants.FRAMEWORK_SYSTEMCAPABILITIES_EXTRA,
+                "org.apache.felix.gogo;org.apache.felix.gogo=runtime.implementation;version:Version=1.0.0");
+        p.put("felix.log.logger", new FelixLog());
+        p.put("felix.log.level", "2");
+        p.put("felix.fileinstall.dir", deploy.toAbsolutePath().toString());
+        // Only finished jars: a copy in progress named *.tmp or *.part is never looked at.
+        p.put("felix.fileinstall.filter", ".*\\.jar");
+        p.put("felix.fileinstall.poll", Long.toString(poll.toMillis()));
+        p.put("felix.fileinstall.noInitialDelay", "true");
+        p.put("felix.fileinstall.bundles.new.start", "true");
+        p.put("felix.fileinstall.subdir.mode", "skip");
+        p.put("felix.fileinstall.log.level", "2");
+        FrameworkFactory factory = ServiceLoader.load(FrameworkFactory.class, Host.class.getClassLoader()).findFirst()
+                .orElseThrow(() -> new IllegalStateException("no OSGi framework on the class path"));
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        Map<String, String> config = (Map) p; // Felix takes objects too (the logger)
+        return factory.newFramework(config);
+    }
+
+    private void startShellAndBundles(Path frameworkBundles, Path plugins) throws BundleException {
+        BundleContext ctx = framework.getBundleContext();
+        try {
+            gogo.start(ctx);
+        } catch (Exception e) {
+            throw new IllegalStateException("the Gogo runtime did not start: " + e.getMessage(), e);
+        }
+        Hashtable<String, Object> props = new Hashtable<>();
+        props.put(CommandProcessor.COMMAND_SCOPE, "blockyard");
+        props.put(CommandProcessor.COMMAND_FUNCTION, BlockyardCommands.FUNCTIONS);
+        commandsRegistration = ctx.registerService(BlockyardCommands.class, new BlockyardCommands(this), props);
+        elevatorTracker.open();
+        policyTracker.open();
+
+        List<Bundle> installed = new ArrayList<>();
+        for (Path jar : jars(frameworkBundles, true)) installed.add(ctx.installBundle(jar.toUri().toString()));
+        for (Path jar : jars(plugins, false)) installed.add(ctx.installBundle(jar.toUri().toString()));
+        for (Bundle b : installed) {
+            if (b.getHeaders().get(Constants.FRAGMENT_HOST) != null) continue;
+            try {
+                b.start();
+            } catch (BundleException e) {
+                notices.warn(LOG, "bundle " + ElevatorTracker.name(b) + " did not start: " + e.getMessage());
+            }
+        }
+    }
+
+    /** The jars in {@code dir}, by name. */
+    private static List<Path> jars(Path dir, boolean required) {
+        if (!Files.isDirectory(dir)) {
+            if (required) throw new IllegalStateException("framework bundles not found in " + dir
+                    + " (build the host module first: mvn -DskipTests package)");
+            return List.of();
+        }
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.filter(p -> p.getFileName().toString().endsWith(".jar")).sorted().toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The folder the host's classes were loaded from: {@code target/} of the host module. */
+    private static Path builtDir() {
+        try {
+            Path code = Path.of(Host.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            return code.getParent();
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public FileStore store() {
+        return store;
+    }
+
+    ActorBlockQueue queue() {
+        return (ActorBlockQueue) store.queue();
+    }
+
+    public Framework framework() {
+        return framework;
+    }
+
+    ElevatorTracker elevators() {
+        return elevators;
+    }
+
+    TunableOverlay overlay() {
+        return overlay;
+    }
+
+    /** The configured value of each tunable of elevator {@code id} (before shell overrides). */
+    Map<String, Long> configuredTunables(String id) {
+        return configuredTunables.getOrDefault(id, Map.of());
+    }
+
+    List<String> notices() {
+        return notices.lines();
+    }
+
+    public List<String> noticeLines() {
+        return notices.lines();
+    }
+
+    Path deploy() {
+        return deploy;
+    }
+
+    Notices noticeBoard() {
+        return notices;
+    }
+
+    /** A shell session reading {@code in} and writing to {@code out} and {@code err}. */
+    public CommandSession session(InputStream in, OutputStream out, OutputStream err) {
+        BundleContext ctx = framework.getBundleContext();
+        var ref = ctx.getServiceReference(CommandProcessor.class);
+        if (ref == null) throw new IllegalStateException("the shell is not running");
+        return ctx.getService(ref).createSession(in, out, err);
+    }
+
+    /** Asks the console loop to end ({@code blockyard:shutdown}). */
+    void requestShutdown() {
+        shutdownRequested.countDown();
+    }
+
+    public boolean shutdownRequested() {
+        return shutdownRequested.getCount() == 0;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) return;
+        closed = true;
+        requestShutdown();
+        deployWatch.close();
+        for (ServiceTracker<?, ?> t : List.of(elevatorTracker, policyTracker)) {
+            try {
+                t.close();
+            } catch (RuntimeException e) {
+                LOG.debug("tracker close: {}", e.toString());
+            }
+        }
+        if (commandsRegistration != null) {
+            try {
+                commandsRegistration.unregister();
+            } catch (IllegalStateException gone) {
+                // already unregistered with the framework
+            }
+        }
+        try {
+            gogo.stop(framework.getBundleContext());
+        } catch (Exception e) {
+            LOG.debug("gogo stop: {}", e.toString());
+        }
+        stopFramework(framework);
+        store.close();
+    }
+
+    private static void stopFramework(Framework framework) {
+        if (framework == null) return;
+        try {
+            framework.stop();
+            framework.waitForStop(60_000);
+        } catch (BundleException | InterruptedException e) {
+            if (e instanceof InterruptedException) Thread.currentThread().interrupt();
+            LOG.warn("the framework did not stop cleanly: {}", e.getMessage());
+        }
+    }
+}

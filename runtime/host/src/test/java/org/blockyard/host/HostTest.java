@@ -1,0 +1,228 @@
+package org.blockyard.host;
+
+import static org.blockyard.host.HostFixture.await;
+import static org.blockyard.host.HostFixture.drop;
+import static org.blockyard.host.HostFixture.fifoJar;
+import static org.blockyard.host.HostFixture.rewrite;
+import static org.blockyard.host.HostFixture.shell;
+import static org.blockyard.host.HostFixture.shellQuietly;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.jar.Attributes;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
+
+import org.blockyard.api.io.IoRequest;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.osgi.framework.Bundle;
+
+/** A real Felix with the real bundles: install, select, update and uninstall a plugin while requests run. */
+class HostTest {
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    @TempDir
+    Path tmp;
+
+    private Host host;
+
+    @AfterEach
+    void closeHost() throws InterruptedException {
+        if (host != null) host.close();
+        HostFixture.assertNoThreadsLeft();
+    }
+
+    private String listing() {
+        return shellQuietly(host, "blockyard:scheduler").trim();
+    }
+
+    private Bundle fifoBundle() {
+        for (Bundle b : host.framework().getBundleContext().getBundles())
+            if ("org.blockyard.plugin.fifo".equals(b.getSymbolicName())) return b;
+        return null;
+    }
+
+    @Test
+    void aPluginDroppedInTheDeployFolderCanBeSelectedUpdatedAndRemovedWhileRequestsRunAndNoneIsLost() throws Exception {
+        host = HostFixture.start(tmp, tmp.resolve("no-plugins"), null);
+        Path deploy = tmp.resolve("deploy");
+        assertEquals("noop [deadline]", listing());
+
+        drop(fifoJar(), deploy, "fifo.jar");
+        await("fifo in the listing", WAIT, () -> listing().contains("fifo"));
+        assertEquals("noop deadline [fifo]", shell(host, "blockyard:scheduler fifo").lines().findFirst().orElseThrow());
+
+        // Load: asynchronous writes with payloads, several in flight, each counted when it completes.
+        AtomicLong submitted = new AtomicLong(), completed = new AtomicLong(), failed = new AtomicLong();
+        AtomicBoolean run = new AtomicBoolean(true);
+        List<CompletableFuture<?>> all = java.util.Collections.synchronizedList(new ArrayList<>());
+        var queue = host.store().queue();
+        Thread load = new Thread(() -> {
+            long id = 1;
+            while (run.get()) {
+                List<IoRequest> batch = new ArrayList<>();
+                for (int i = 0; i < 16; i++, id++) // scattered 4 KiB writes: the elevator has work to order
+                    batch.add(IoRequest.write(id, (id * 7919 % 100_000) * 8, 8, id % 4)
+                            .withPayload(ByteBuffer.allocate(4096)));
+                for (var stage : queue.submitAll(batch)) {
+                    submitted.incrementAndGet();
+                    all.add(stage.toCompletableFuture().whenComplete((c, e) -> {
+                        if (e == null) completed.incrementAndGet();
+                        else failed.incrementAndGet();
+                    }));
+                }
+                try {
+                    Thread.sleep(1);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "test-load");
+        load.start();
+        await("load under fifo", WAIT, () -> completed.get() > 500);
+
+        // Update: a new jar of the same bundle under the same name.
+        String before = fifoBundle().getVersion().toString();
+        drop(rewrite(fifoJar(), tmp.resolve("fifo-next.jar"), "Bundle-Version", "0.1.1"), deploy, "fifo.jar");
+        await("the updated fifo bundle", WAIT, () -> fifoBundle() != null && fifoBundle().getVersion().toString().equals("0.1.1"));
+        await("fifo selected again after the update", WAIT, () -> listing().equals("noop deadline [fifo]"));
+        assertTrue(!before.equals("0.1.1"));
+        long afterUpdate = completed.get();
+        await("load under the updated fifo", WAIT, () -> completed.get() > afterUpdate + 500);
+
+        // Uninstall the active one: the queue falls back to the default and says so.
+        Files.delete(deploy.resolve("fifo.jar"));
+        await("fifo gone", WAIT, () -> listing().equals("noop [deadline]"));
+        assertTrue(host.noticeLines().stream().anyMatch(l -> l.contains("fifo went away")
+                && l.contains("falls back to its default")), () -> String.join("\n", host.noticeLines()));
+        long afterRemove = completed.get();
+        await("load under the default", WAIT, () -> completed.get() > afterRemove + 500);
+
+        run.set(false);
+        load.join();
+        CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        assertEquals(0, failed.get(), "failed requests");
+        assertEquals(submitted.get(), completed.get(), "every submitted request completed exactly once");
+        String stats = shell(host, "blockyard:stats");
+        assertTrue(stats.contains("completed"), stats);
+    }
+
+    @Test
+    void aSelectedNameThatIsNotInstalledFallsBackAndBecomesActiveWhenItsPluginArrives() throws Exception {
+        Path config = Files.writeString(tmp.resolve("fifo.conf"), "blockyard.io.scheduler = fifo\n");
+        host = HostFixture.start(tmp, tmp.resolve("no-plugins"), config);
+        assertEquals("noop [deadline]", listing());
+
+        drop(fifoJar(), tmp.resolve("deploy"), "fifo.jar");
+        await("fifo active once it arrives", WAIT, () -> listing().equals("noop deadline [fifo]"));
+    }
+
+    @Test
+    void refusedCommandsAndBadJarsSayWhyAndChangeNothing() throws Exception {
+        host = HostFixture.start(tmp, Path.of("target", "plugins"), null);
+        Path deploy = tmp.resolve("deploy");
+        assertEquals("noop [deadline] fifo", listing());
+        int bundles = host.framework().getBundleContext().getBundles().length;
+
+        Exception unknown = assertThrows(Exception.class, () -> shell(host, "blockyard:scheduler nope"));
+        assertTrue(unknown.getMessage().contains("no io scheduler 'nope' is installed"), unknown.getMessage());
+        Exception range = assertThrows(Exception.class, () -> shell(host, "blockyard:tunables fifo front_merges 2"));
+        assertTrue(range.getMessage().contains("outside [0, 1]"), range.getMessage());
+        Exception type = assertThrows(Exception.class, () -> shell(host, "blockyard:tunables fifo front_merges yes"));
+        assertTrue(type.getMessage().contains("not a whole number"), type.getMessage());
+        String shown = shell(host, "blockyard:tunables fifo");
+        assertTrue(shown.matches("(?s).*front_merges\\s+0\\s+0\\s+\\[0, 1\\]\\s+bool.*"), shown);
+        assertEquals("noop [deadline] fifo", listing());
+
+        // A jar that is not a bundle.
+        Manifest plain = new Manifest();
+        plain.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+        try (JarOutputStream j = new JarOutputStream(Files.newOutputStream(tmp.resolve("plain.jar")), plain)) {
+            j.putNextEntry(new java.util.jar.JarEntry("readme.txt"));
+            j.write("not a bundle".getBytes(StandardCharsets.UTF_8));
+        }
+        drop(tmp.resolve("plain.jar"), deploy, "plain.jar");
+        await("the not-a-bundle notice", WAIT, () -> host.noticeLines().stream()
+                .anyMatch(l -> l.contains("deploy/plain.jar is not an OSGi bundle")));
+
+        // A bundle whose imports do not resolve.
+        drop(rewrite(fifoJar(), tmp.resolve("bad.jar"), "Bundle-SymbolicName", "org.blockyard.plugin.bad",
+                "Import-Package", "org.blockyard.api.io;version=\"[9,10)\""), deploy, "bad.jar");
+        await("the cannot-start notice", WAIT, () -> host.noticeLines().stream()
+                .anyMatch(l -> l.contains("bad.jar") && l.contains("cannot start") && l.contains("nothing provides") && l.contains("org.blockyard.api.io")));
+
+        // A second bundle offering the id fifo: refused, the first keeps running.
+        assertEquals("noop deadline [fifo]", shell(host, "blockyard:scheduler fifo").lines().findFirst().orElseThrow());
+        drop(rewrite(fifoJar(), tmp.resolve("twin.jar"), "Bundle-SymbolicName", "org.blockyard.plugin.twin"),
+                deploy, "twin.jar");
+        await("the duplicate notice", WAIT, () -> host.noticeLines().stream()
+                .anyMatch(l -> l.contains("'fifo' of bundle org.blockyard.plugin.twin") && l.contains("refused")));
+        assertEquals("noop deadline [fifo]", listing());
+        Files.delete(deploy.resolve("twin.jar"));
+        await("the twin gone", WAIT, () -> host.framework().getBundleContext().getBundles().length == bundles + 1);
+        assertEquals("noop deadline [fifo]", listing(), "the twin's departure leaves the first fifo alone");
+        assertTrue(shell(host, "blockyard:log").contains("refused"));
+    }
+
+    @Test
+    void aPolicyPluginIsTrackedIntoTheAllocatorAndATakenIdIsRefused() throws Exception {
+        host = HostFixture.start(tmp, tmp.resolve("no-plugins"), null);
+        assertEquals("[reservation] no-reservation", shell(host, "blockyard:policy").trim());
+        Path jar;
+        try (var s = Files.list(Path.of("..", "..", "plugins", "org.blockyard.plugin.noreservation", "target"))) {
+            jar = s.filter(p -> p.getFileName().toString().endsWith(".jar")).findFirst().orElseThrow();
+        }
+        // The engine still builds no-reservation in, so the plugin of the same id is refused.
+        drop(jar, tmp.resolve("deploy"), "noreservation.jar");
+        await("the duplicate policy notice", WAIT, () -> host.noticeLines().stream()
+                .anyMatch(l -> l.contains("allocation policy of bundle org.blockyard.plugin.noreservation")
+                        && l.contains("refused")));
+        assertEquals("[reservation] no-reservation", shell(host, "blockyard:policy").trim());
+        assertTrue(shell(host, "blockyard:policy no-reservation").startsWith("reservation [no-reservation]"));
+        assertTrue(shell(host, "blockyard:policy gone").contains("running the default, reservation"));
+    }
+
+    @Test
+    void runExecPrintsTheSchedulerListingAndTheBundleList() throws Exception {
+        Path config = Files.writeString(tmp.resolve("host.conf"),
+                "blockyard.host.storage = \"" + tmp.resolve("cache").toString().replace("\\", "/") + "\"\n");
+        ByteArrayOutputStream out = new ByteArrayOutputStream(), err = new ByteArrayOutputStream();
+        PrintStream realOut = System.out, realErr = System.err;
+        int code;
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            code = HostMain.commandLine().execute("run", "--config", config.toString(), "--deploy",
+                    tmp.resolve("deploy").toString(), "--exec", "blockyard:scheduler; lb");
+        } finally {
+            System.setOut(realOut);
+            System.setErr(realErr);
+        }
+        String printed = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, code, printed + err);
+        assertTrue(printed.startsWith("noop [deadline] fifo"), printed);
+        assertTrue(printed.contains("System Bundle") && printed.contains("Blockyard fifo elevator")
+                && printed.contains("Apache Felix Declarative Services"), printed);
+    }
+
+    @Test
+    void statementsSplitAtSemicolonsOutsideQuotesAndBraces() {
+        assertEquals(List.of("a", "b 'x;y'", "c { d; e }"), RunCommand.statements("a; b 'x;y';c { d; e }\n"));
+    }
+}
