@@ -181,21 +181,38 @@ class HostTest {
     }
 
     @Test
-    void aPolicyPluginIsTrackedIntoTheAllocatorAndATakenIdIsRefused() throws Exception {
+    void aPolicyPluginIsTrackedIntoTheAllocatorSelectedAndATakenIdIsRefused() throws Exception {
         host = HostFixture.start(tmp, tmp.resolve("no-plugins"), null);
-        assertEquals("[reservation] no-reservation", shell(host, "blockyard:policy").trim());
+        assertEquals("[reservation]", shell(host, "blockyard:policy").trim(), "no-reservation is a plugin, not built in");
         Path jar;
         try (var s = Files.list(Path.of("..", "..", "plugins", "org.blockyard.plugin.noreservation", "target"))) {
-            jar = s.filter(p -> p.getFileName().toString().endsWith(".jar")).findFirst().orElseThrow();
+            jar = s.filter(p -> p.getFileName().toString().endsWith(".jar") && !p.toString().contains("tests"))
+                    .findFirst().orElseThrow();
         }
-        // The engine still builds no-reservation in, so the plugin of the same id is refused.
-        drop(jar, tmp.resolve("deploy"), "noreservation.jar");
-        await("the duplicate policy notice", WAIT, () -> host.noticeLines().stream()
-                .anyMatch(l -> l.contains("allocation policy of bundle org.blockyard.plugin.noreservation")
-                        && l.contains("refused")));
-        assertEquals("[reservation] no-reservation", shell(host, "blockyard:policy").trim());
+        Path deploy = tmp.resolve("deploy");
+        drop(jar, deploy, "noreservation.jar");
+        await("the policy plugin", WAIT, () -> policyListing().equals("[reservation] no-reservation"));
         assertTrue(shell(host, "blockyard:policy no-reservation").startsWith("reservation [no-reservation]"));
+
+        // A second bundle offering the same id is refused; the first keeps running.
+        drop(rewrite(jar, tmp.resolve("twin.jar"), "Bundle-SymbolicName", "org.blockyard.plugin.twinpolicy"),
+                deploy, "twin.jar");
+        await("the duplicate policy notice", WAIT, () -> host.noticeLines().stream()
+                .anyMatch(l -> l.contains("org.blockyard.plugin.twinpolicy") && l.contains("refused")));
+        assertEquals("reservation [no-reservation]", shell(host, "blockyard:policy").trim());
+
+        // The active plugin goes away: the default takes over; a name not installed falls back and says so.
+        Files.delete(deploy.resolve("noreservation.jar"));
+        await("the fallback", WAIT, () -> policyListing().startsWith("[reservation]"));
         assertTrue(shell(host, "blockyard:policy gone").contains("running the default, reservation"));
+    }
+
+    private String policyListing() {
+        try {
+            return shell(host, "blockyard:policy").trim();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @Test

@@ -1,0 +1,140 @@
+package org.blockyard.runtime.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.Callable;
+import java.util.function.Supplier;
+
+import com.typesafe.config.Config;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import org.blockyard.api.alloc.BlockAllocator;
+import org.blockyard.api.alloc.Geometry;
+import org.blockyard.runtime.alloc.ActorBlockAllocator;
+import org.blockyard.runtime.alloc.AllocatorSettings;
+import org.blockyard.runtime.alloc.BlockGroup;
+import org.blockyard.runtime.alloc.GlobalLockAllocator;
+
+/**
+ * {@code blockyard bench introspect}: what a storage engine pays to ask for the free count and the
+ * fragmentation score, at the volume sizes it runs. Each volume is aged first: every group filled from
+ * its start to a random fraction, then a random sprinkle of used blocks past that, so free space is in
+ * many runs. Then {@code --calls} calls of each, one after the other, timed one by one.
+ */
+@Command(name = "introspect", mixinStandardHelpOptions = true,
+        description = "Latency of freeBlocks() and fragmentationScore() on aged volumes of the given sizes, actors and global lock.")
+public final class IntrospectCommand implements Callable<Integer> {
+
+    @Option(names = "--volume", defaultValue = "64GiB,238GiB,1TiB", split = ",",
+            description = "volume sizes, comma-separated (default ${DEFAULT-VALUE})")
+    List<String> volumes;
+
+    @Option(names = "--calls", defaultValue = "200", description = "timed calls of each kind (default ${DEFAULT-VALUE})")
+    int calls;
+
+    @Option(names = "--policy", defaultValue = "reservation,global-lock", split = ",",
+            description = "reservation | global-lock, comma-separated (default ${DEFAULT-VALUE})")
+    List<String> policies;
+
+    @Option(names = "--seed", defaultValue = "1", description = "seed of the ageing pattern (default ${DEFAULT-VALUE})")
+    long seed;
+
+    @Mixin
+    RunOptions run;
+
+    @Override
+    public Integer call() throws Exception {
+        if (calls < 1) throw new IllegalArgumentException("--calls must be at least 1");
+        Config config = run.config();
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (String volume : volumes) {
+            long bytes = Sizes.parse(volume);
+            for (String policy : policies) {
+                System.err.printf("introspect: %s, %s%n", Sizes.format(bytes), policy.trim());
+                rows.addAll(run.measure(List.of(policy), p -> measure(bytes, p, config)));
+            }
+        }
+        Report.table(System.out, rows, List.of("policy", "volume", "groups", "free_blocks_us.p50",
+                "free_blocks_us.p99", "score_us.p50", "score_us.p99", "score"));
+        run.writeJson(rows);
+        return 0;
+    }
+
+    private Map<String, Object> measure(long bytes, String policy, Config config) {
+        AllocatorSettings base = AllocatorSettings.fromConfig(config, config.getInt("blockyard.volume.blocks-per-group"));
+        Geometry g0 = base.geometry();
+        long blocks = bytes / g0.blockSizeBytes();
+        if (blocks < g0.blocksPerGroup())
+            throw new IllegalArgumentException("--volume " + volume(bytes) + " is smaller than one group");
+        Geometry g = Geometry.of(g0.blockSizeBytes(), blocks - blocks % g0.blocksPerGroup(), g0.blocksPerGroup());
+        if (g.groups() > Tiobench.MAX_BENCH_GROUPS)
+            throw new IllegalArgumentException("--volume " + volume(bytes) + " has " + g.groups()
+                    + " groups; this benchmark holds at most " + Tiobench.MAX_BENCH_GROUPS);
+        boolean lock = policy.equals(Tiobench.GLOBAL_LOCK);
+        AllocatorSettings settings = base.withGeometry(g)
+                .withPolicy(BenchPolicies.byId(lock ? "reservation" : policy, config, g));
+        BlockAllocator a;
+        AutoCloseable closer = () -> {};
+        if (lock) {
+            GlobalLockAllocator l = new GlobalLockAllocator(g, settings.policy());
+            for (int i = 0; i < g.groups(); i++) {
+                age(l.group(i));
+                l.republish(i);
+            }
+            a = l;
+        } else {
+            ActorBlockAllocator act = ActorBlockAllocator.start(settings, config, this::age);
+            a = act;
+            closer = act;
+        }
+        try {
+            Latency free = time(() -> a.freeBlocks().toCompletableFuture().join());
+            Latency score = time(() -> a.fragmentationScore().toCompletableFuture().join());
+            Map<String, Object> row = Report.row();
+            row.put("policy", policy);
+            row.put("volume", volume(bytes));
+            row.put("groups", (long) g.groups());
+            row.put("free_blocks", a.freeBlocks().toCompletableFuture().join());
+            row.put("free_blocks_us", free.summaryMicros());
+            row.put("score_us", score.summaryMicros());
+            row.put("score", a.fragmentationScore().toCompletableFuture().join());
+            return row;
+        } finally {
+            try {
+                closer.close();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    private static String volume(long bytes) {
+        return Sizes.format(bytes);
+    }
+
+    /** Fills a group from its start to a random fraction, then sprinkles used blocks past that. */
+    private void age(BlockGroup group) {
+        Random rnd = new Random(seed * 1_000_003 + group.group());
+        int data = (int) group.dataBlocks();
+        int filled = (int) (data * (0.3 + 0.6 * rnd.nextDouble()));
+        group.fillFromStart(filled);
+        for (int i = 0; i < data / 64; i++) {
+            long b = group.firstDataBlock() + filled + rnd.nextInt(Math.max(1, data - filled));
+            if (b < group.end() && !group.isUsed(b)) group.markUsed(b, 1);
+        }
+    }
+
+    private Latency time(Supplier<Object> call) {
+        Latency l = new Latency();
+        for (int i = 0; i < calls; i++) {
+            long t0 = System.nanoTime();
+            call.get();
+            l.record(System.nanoTime() - t0);
+        }
+        return l;
+    }
+}

@@ -1,0 +1,164 @@
+package org.blockyard.runtime.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import akka.actor.typed.Props;
+import com.typesafe.config.Config;
+
+import org.blockyard.api.alloc.AllocationPolicy;
+import org.blockyard.api.alloc.Extent;
+import org.blockyard.api.alloc.Geometry;
+import org.blockyard.runtime.alloc.ActorBlockAllocator;
+import org.blockyard.runtime.alloc.AllocatorSettings;
+import org.blockyard.runtime.alloc.BlockGroup;
+import org.blockyard.runtime.alloc.FileState;
+import org.blockyard.runtime.alloc.GlobalLockAllocator;
+
+/**
+ * Seed 000's "tar xf / CVS checkout" case: many small files created by concurrent clients in groups
+ * already filled to a fraction F from their start, so that each new window must be searched for past
+ * the full part, near the groups' ends. That search is what held ext3's lock for 1.1 ms.
+ */
+public final class SmallFiles {
+    private SmallFiles() {}
+
+    /**
+     * @param maxFileBlocks files are 1 to this many blocks, uniformly, from {@code seed}
+     */
+    public record Spec(int files, double fill, int blocksPerGroup, String policy, int clients, int maxFileBlocks,
+                       long seed) {
+        public Spec {
+            if (files < 1) throw new IllegalArgumentException("--files must be at least 1");
+            if (!(fill >= 0 && fill < 1)) throw new IllegalArgumentException("--fill must be in [0, 1)");
+            if (clients < 1) throw new IllegalArgumentException("--clients must be at least 1");
+            if (maxFileBlocks < 1) throw new IllegalArgumentException("--max-file-blocks must be at least 1");
+        }
+    }
+
+    public static Map<String, Object> run(Spec spec, Config config) {
+        AllocatorSettings base = AllocatorSettings.fromConfig(config, spec.blocksPerGroup());
+        Geometry g0 = base.geometry();
+        int bpg = spec.blocksPerGroup();
+        Random rnd = new Random(spec.seed());
+        List<SmallFileClient.Job> jobs = new ArrayList<>();
+        long totalBlocks = 0;
+        for (int i = 0; i < spec.files(); i++) {
+            int blocks = 1 + rnd.nextInt(spec.maxFileBlocks());
+            totalBlocks += blocks;
+            jobs.add(new SmallFileClient.Job("/src/d" + (i / 64) + "/f" + i, blocks));
+        }
+        long freePerGroup = (long) ((bpg - Geometry.of(g0.blockSizeBytes(), bpg, bpg).systemBlocksPerGroup()) * (1 - spec.fill()));
+        long groups = Math.max(8, (2 * totalBlocks + freePerGroup - 1) / Math.max(1, freePerGroup));
+        if (groups > Tiobench.MAX_BENCH_GROUPS)
+            throw new IllegalArgumentException(spec.files() + " files at fill " + spec.fill() + " need " + groups
+                    + " groups of " + bpg + " blocks; this benchmark holds at most " + Tiobench.MAX_BENCH_GROUPS
+                    + " groups in memory: use fewer --files, a lower --fill or bigger --blocks-per-group");
+        Geometry geometry = Geometry.of(g0.blockSizeBytes(), groups * bpg, bpg).withJournal(g0.journalBlocks());
+        boolean lock = spec.policy().equals(Tiobench.GLOBAL_LOCK);
+        AllocationPolicy policy = BenchPolicies.byId(lock ? "reservation" : spec.policy(), config, geometry);
+        AllocatorSettings settings = base.withGeometry(geometry).withPolicy(policy);
+        Consumer<BlockGroup> prefill = group -> {
+            long data = group.end() - group.firstDataBlock();
+            int used = (int) (data * spec.fill());
+            if (used > 0) group.fillFromStart(used);
+        };
+
+        List<List<SmallFileClient.Job>> shares = new ArrayList<>();
+        for (int c = 0; c < spec.clients(); c++) shares.add(new ArrayList<>());
+        for (int i = 0; i < jobs.size(); i++) shares.get(i % spec.clients()).add(jobs.get(i));
+
+        long cpu0 = Tiobench.processCpuNanos();
+        Latency all = new Latency();
+        long elapsed, messages = 0, slices = 0, stashed = 0;
+        List<List<Extent>> extents = new ArrayList<>();
+        if (lock) {
+            GlobalLockAllocator a = new GlobalLockAllocator(geometry, policy, settings.preallocMinWindowBlocks());
+            for (int gi = 0; gi < geometry.groups(); gi++) {
+                prefill.accept(a.group(gi));
+                a.republish(gi);
+            }
+            elapsed = runLocked(a, shares, all);
+            extents.addAll(a.fileExtents().values());
+        } else {
+            try (ActorBlockAllocator a = ActorBlockAllocator.start(settings, config, prefill)) {
+                List<CompletableFuture<Long>> done = new ArrayList<>();
+                List<Latency> lats = new ArrayList<>();
+                List<akka.actor.typed.ActorRef<SmallFileClient.Command>> clients = new ArrayList<>();
+                for (int c = 0; c < spec.clients(); c++) {
+                    CompletableFuture<Long> d = new CompletableFuture<>();
+                    Latency l = new Latency();
+                    done.add(d);
+                    lats.add(l);
+                    clients.add(a.system().systemActorOf(SmallFileClient.create(a.system(), shares.get(c), l, d),
+                            "smallfiles-client-" + c, Props.empty()));
+                }
+                ThreadClients.quiesce();
+                long m0 = a.volume().messages(), s0 = a.volume().searchSlices(), st0 = a.volume().stashed();
+                long t0 = System.nanoTime();
+                Starter.startAll(a.system(), clients, (SmallFileClient.Command) SmallFileClient.Go.INSTANCE,
+                        "smallfiles-start");
+                CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(30, TimeUnit.MINUTES);
+                elapsed = System.nanoTime() - t0;
+                for (Latency l : lats) all.merge(l);
+                messages = a.volume().messages() - m0 + all.count();
+                slices = a.volume().searchSlices() - s0;
+                stashed = a.volume().stashed() - st0;
+                for (SmallFileClient.Job j : jobs) extents.add(a.fileExtents(j.name()).toCompletableFuture().join());
+            } catch (Exception e) {
+                throw new IllegalStateException("smallfiles run failed: " + e.getMessage(), e);
+            }
+        }
+        long cpu = Tiobench.processCpuNanos() - cpu0;
+        long ext = 0;
+        for (List<Extent> f : extents) ext += f.size();
+        double seconds = elapsed / 1e9;
+        Map<String, Object> row = Report.row();
+        row.put("workload", "smallfiles");
+        row.put("policy", spec.policy());
+        row.put("policy_detail", lock ? "global-lock over " + policy : policy.toString());
+        row.put("files", spec.files());
+        row.put("fill", spec.fill());
+        row.put("blocks_per_group", bpg);
+        row.put("groups", geometry.groups());
+        row.put("clients", spec.clients());
+        row.put("file_blocks_mean", (double) totalBlocks / spec.files());
+        row.put("extents_per_file_mean", (double) ext / spec.files());
+        row.put("ideal_extents_per_file", 1);
+        row.put("mean_extent_blocks", ext == 0 ? 0.0 : (double) totalBlocks / ext);
+        row.put("alloc_latency_us", all.summaryMicros());
+        row.put("allocs", all.count());
+        row.put("allocs_per_s", all.count() / seconds);
+        row.put("blocks_per_s", totalBlocks / seconds);
+        row.put("files_per_s", spec.files() / seconds);
+        row.put("messages", messages);
+        row.put("search_slices", slices);
+        row.put("stashed", stashed);
+        row.put("elapsed_s", Latency.round(seconds));
+        row.put("cpu_s", Latency.round(cpu / 1e9));
+        return row;
+    }
+
+    private static long runLocked(GlobalLockAllocator a, List<List<SmallFileClient.Job>> shares, Latency all) {
+        List<Consumer<Latency>> clients = new ArrayList<>();
+        for (List<SmallFileClient.Job> share : shares) {
+            clients.add(l -> {
+                for (SmallFileClient.Job j : share) {
+                    FileState f = a.openFile(j.name());
+                    for (long logical = 0; logical < j.blocks(); ) {
+                        long s = System.nanoTime();
+                        logical += a.getBlocks(f, logical, 1).blocks();
+                        l.record(System.nanoTime() - s);
+                    }
+                    a.close(f);
+                }
+            });
+        }
+        return ThreadClients.runTogether(clients, all, "smallfiles-client");
+    }
+}
