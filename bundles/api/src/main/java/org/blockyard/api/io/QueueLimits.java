@@ -3,9 +3,9 @@ package org.blockyard.api.io;
 /**
  * Limits a queue enforces, after {@code /sys/block/DEV/queue/}.
  *
- * @param maxSectors         largest request after merging, in sectors. Default 256 = 128 KiB: the IDE/ATA
- *                           LBA28 limit and a whole number of pages; 255 would split 1 MiB into 127.5 KiB
- *                           pieces plus a 1 KiB tail per 128 KiB (seed 003)
+ * @param maxSectors         largest request after merging, in sectors. Default 256 = 128 KiB, a whole
+ *                           number of pages; with 255 (the IDE value) a stream of 4 KiB pages goes out as
+ *                           127 KiB and 1 KiB requests in turn ("127K, 1K, 127K, 1K", seed 003)
  * @param logicalBlockBytes  smallest addressable unit of the device (512)
  * @param physicalBlockBytes unit the device writes internally (4096); direct I/O splits on it
  * @param queueDepth         requests in flight on the device at once; 1 for a disk without command queueing

@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The elevators a queue can run, by id and alias, in registration order (the order a listing shows).
  *
- * <p>Rules (seed 000, Linux 2.6.20 {@code elevator_setup} / {@code elevator_init}):
+ * <p>Rules (seed 000, the "Fall back io scheduler for 2.6.15?" thread, Linux {@code elevator_setup_default}):
  * <ul>
  * <li>The default must be built in; a registry whose default is not is refused at construction, so the
  *     fallback always exists.</li>
