@@ -146,6 +146,7 @@ final class DeployWatch implements BundleListener, AutoCloseable {
                 return "its manifest has no Bundle-SymbolicName";
             return null;
         } catch (IOException e) {
+            if (!Files.exists(jar)) return null; // deleted since the scan listed it: nothing to say
             return "it is not a readable jar: " + e.getMessage();
         }
     }

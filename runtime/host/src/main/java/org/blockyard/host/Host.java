@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.concurrent.CountDownLatch;
+import java.util.function.Function;
 import java.util.stream.Stream;
 
 import com.typesafe.config.Config;
@@ -117,13 +118,33 @@ public final class Host implements AutoCloseable {
     /** Starts the engine and the framework; on failure whatever started is stopped again. */
     public static Host start(Options options) {
         Config config = BlockyardConfig.load(options.config());
+        IoSettings io = IoSettings.fromConfig(config);
+        BlockDevice device;
+        try {
+            device = io.openDevice(config.getString("blockyard.host.device"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open the host's device: " + e.getMessage(), e);
+        }
+        int blockBytes = config.getInt("blockyard.volume.block-size");
+        long blocks = device.capacitySectors() * 512 / blockBytes;
+        return start(options, config, io,
+                hostIo -> FileStore.start(AllocatorSettings.fromConfig(config, blocks), hostIo, device, config));
+    }
+
+    /**
+     * Starts the framework over an engine the caller builds: {@code engine} gets {@code io} with the host's
+     * elevator registry in its setup (the built-ins wrapped so the shell can tune them; everything else, the
+     * events too, as given) and answers a started store, which the host then owns: {@link #close} closes it.
+     * {@code config} replaces {@code options.config()}. On failure whatever started is stopped again.
+     */
+    public static Host start(Options options, Config config, IoSettings io, Function<IoSettings, FileStore> engine) {
         Config h = config.getConfig("blockyard.host");
         Path deploy = options.deploy() != null ? options.deploy() : Path.of(h.getString("deploy"));
         Path storage = options.storage() != null ? options.storage() : Path.of(h.getString("storage"));
         Duration poll = options.poll() != null ? options.poll() : h.getDuration("poll");
         Path built = builtDir();
         Path frameworkBundles = options.frameworkBundles() != null ? options.frameworkBundles() : built.resolve("bundles");
-        Path plugins = options.plugins() != null ? options.plugins() : built.resolve("plugins");
+        Path plugins = options.plugins() != null ? options.plugins() : builtPlugins();
         try {
             Files.createDirectories(deploy);
         } catch (IOException e) {
@@ -131,20 +152,11 @@ public final class Host implements AutoCloseable {
         }
 
         TunableOverlay overlay = new TunableOverlay();
-        IoSettings io = IoSettings.fromConfig(config);
         ElevatorRegistry registry = new ElevatorRegistry(
                 List.of(overlay.wrap(NoopElevator.FACTORY), overlay.wrap(DeadlineElevator.FACTORY)),
                 io.setup().registry().defaultId());
         io = io.withSetup(io.setup().withRegistry(registry));
-        BlockDevice device;
-        try {
-            device = io.openDevice(h.getString("device"));
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot open the host's device: " + e.getMessage(), e);
-        }
-        int blockBytes = config.getInt("blockyard.volume.block-size");
-        long blocks = device.capacitySectors() * 512 / blockBytes;
-        FileStore store = FileStore.start(AllocatorSettings.fromConfig(config, blocks), io, device, config);
+        FileStore store = engine.apply(io);
 
         Framework framework = null;
         Host host = null;
@@ -233,6 +245,11 @@ public final class Host implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** The plugin bundles built with the host ({@code target/plugins} of the host module). */
+    public static Path builtPlugins() {
+        return builtDir().resolve("plugins");
     }
 
     /** The folder the host's classes were loaded from: {@code target/} of the host module. */

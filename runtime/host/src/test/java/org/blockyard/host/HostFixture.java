@@ -75,6 +75,44 @@ final class HostFixture {
         return out;
     }
 
+    /**
+     * A plugin bundle made from the compiled test classes of {@code component}'s package: the classes of that
+     * package, a manifest importing {@code imports}, and a Declarative Services descriptor registering one
+     * instance of {@code component} as {@code service} with the property {@code idKey=id}.
+     */
+    static Path pluginBundle(Path out, Class<?> component, Class<?> service, String idKey, String id, String imports)
+            throws IOException {
+        String pkg = component.getPackageName();
+        Path classes = Path.of("target", "test-classes").resolve(pkg.replace('.', '/'));
+        Manifest m = new Manifest();
+        Attributes a = m.getMainAttributes();
+        a.put(Attributes.Name.MANIFEST_VERSION, "1.0");
+        a.putValue("Bundle-ManifestVersion", "2");
+        a.putValue("Bundle-SymbolicName", pkg);
+        a.putValue("Bundle-Version", "1.0.0");
+        a.putValue("Import-Package", imports);
+        a.putValue("Private-Package", pkg);
+        a.putValue("Service-Component", "OSGI-INF/component.xml");
+        String xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                + "<scr:component xmlns:scr=\"http://www.osgi.org/xmlns/scr/v1.3.0\" name=\"" + component.getName() + "\">\n"
+                + "  <property name=\"" + idKey + "\" type=\"String\" value=\"" + id + "\"/>\n"
+                + "  <service><provide interface=\"" + service.getName() + "\"/></service>\n"
+                + "  <implementation class=\"" + component.getName() + "\"/>\n"
+                + "</scr:component>\n";
+        try (OutputStream os = Files.newOutputStream(out); JarOutputStream jo = new JarOutputStream(os, m);
+             Stream<Path> files = Files.list(classes)) {
+            jo.putNextEntry(new JarEntry("OSGI-INF/component.xml"));
+            jo.write(xml.getBytes(StandardCharsets.UTF_8));
+            jo.closeEntry();
+            for (Path c : files.filter(f -> f.toString().endsWith(".class")).sorted().toList()) {
+                jo.putNextEntry(new JarEntry(pkg.replace('.', '/') + "/" + c.getFileName()));
+                Files.copy(c, jo);
+                jo.closeEntry();
+            }
+        }
+        return out;
+    }
+
     /** Runs {@code line} in a fresh session; answers what it printed. A refused command throws. */
     static String shell(Host host, String line) throws Exception {
         ByteArrayOutputStream out = new ByteArrayOutputStream();

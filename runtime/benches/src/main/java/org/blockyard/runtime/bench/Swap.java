@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -16,8 +17,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import com.typesafe.config.Config;
 
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.api.io.ElevatorSwitch;
+import org.blockyard.api.io.IoException;
 import org.blockyard.api.io.IoRequest;
 import org.blockyard.runtime.alloc.AllocatorSettings;
+import org.blockyard.runtime.io.BlockDevice;
 import org.blockyard.runtime.io.IoSettings;
 import org.blockyard.runtime.io.MemoryDevice;
 import org.blockyard.runtime.io.QueueEvents;
@@ -62,6 +66,25 @@ public final class Swap {
         }
     }
 
+    /**
+     * Starts the engine a swap run drives, and stops it afterwards. The settings carry the run's volume and
+     * its issue counter (in the queue setup's events), which the engine must keep.
+     */
+    public interface Engine {
+        FileStore start(AllocatorSettings settings, IoSettings io, BlockDevice device, Config config);
+
+        default void stop(FileStore store) {
+            store.close();
+        }
+    }
+
+    /** A bare {@link FileStore} with the plugins' policies registered directly, as the other benchmarks do. */
+    public static final Engine BARE = (settings, io, device, config) -> {
+        FileStore store = FileStore.start(settings, io, device, config);
+        BenchPolicies.registerWith(store.allocator());
+        return store;
+    };
+
     private static final int CHUNK = 65536;
     private static final long SCRATCH_BYTES = 64L << 20;
 
@@ -88,6 +111,14 @@ public final class Swap {
     }
 
     public static Map<String, Object> run(Spec spec, Config config, PrintStream progress) throws Exception {
+        return run(spec, config, progress, BARE);
+    }
+
+    /**
+     * One run on the engine {@code engine} starts. An elevator named in the spec that is not installed at
+     * its turn (a plugin between bundle events) is counted as a switch to the queue's default.
+     */
+    public static Map<String, Object> run(Spec spec, Config config, PrintStream progress, Engine engine) throws Exception {
         AllocatorSettings base = AllocatorSettings.fromConfig(config, 0L + config.getInt("blockyard.volume.blocks-per-group"));
         int bpg = base.geometry().blocksPerGroup();
         long volumeBlocks = Math.max(4L * bpg, 2 * spec.writers() * spec.fileBytes() / 4096);
@@ -98,8 +129,8 @@ public final class Swap {
         io = io.withSetup(io.setup().withEvents(counter));
         MemoryDevice device = new MemoryDevice(g.bytes() + SCRATCH_BYTES);
         long scratchSector = g.bytes() / IoRequest.SECTOR_BYTES;
-        FileStore store = FileStore.start(base.withGeometry(g), io, device, config);
-        BenchPolicies.registerWith(store.allocator());
+        String defaultElevator = io.setup().registry().defaultId();
+        FileStore store = engine.start(base.withGeometry(g), io, device, config);
         java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(spec.writers() + 1);
         try {
             AtomicBoolean stop = new AtomicBoolean();
@@ -149,8 +180,7 @@ public final class Swap {
                 long due = t0 + i * intervalNanos;
                 while (System.nanoTime() < due) Thread.sleep(1);
                 long s = System.nanoTime();
-                var es = store.queue().setElevator(spec.elevators().get(i % spec.elevators().size()))
-                        .toCompletableFuture().get(60, TimeUnit.SECONDS);
+                var es = switchElevator(store, spec.elevators().get(i % spec.elevators().size()), defaultElevator);
                 calls.record(System.nanoTime() - s);
                 elevatorPause.record(es.pauseNanos());
                 s = System.nanoTime();
@@ -202,7 +232,16 @@ public final class Swap {
             return row;
         } finally {
             threads.shutdownNow();
-            store.close();
+            engine.stop(store);
+        }
+    }
+
+    private static ElevatorSwitch switchElevator(FileStore store, String name, String fallback) throws Exception {
+        try {
+            return store.queue().setElevator(name).toCompletableFuture().get(60, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof IoException.UnknownElevator) || name.equals(fallback)) throw e;
+            return store.queue().setElevator(fallback).toCompletableFuture().get(60, TimeUnit.SECONDS);
         }
     }
 }
