@@ -82,8 +82,15 @@ final class HostFixture {
      */
     static Path pluginBundle(Path out, Class<?> component, Class<?> service, String idKey, String id, String imports)
             throws IOException {
-        String pkg = component.getPackageName();
-        Path classes = Path.of("target", "test-classes").resolve(pkg.replace('.', '/'));
+        return pluginBundle(out, Path.of("target", "test-classes"), component.getName(), service.getName(), idKey, id,
+                imports);
+    }
+
+    /** As above, for a component class compiled into {@code classesRoot} (a package-structured folder). */
+    static Path pluginBundle(Path out, Path classesRoot, String componentClass, String serviceInterface, String idKey,
+                             String id, String imports) throws IOException {
+        String pkg = componentClass.substring(0, componentClass.lastIndexOf('.'));
+        Path classes = classesRoot.resolve(pkg.replace('.', '/'));
         Manifest m = new Manifest();
         Attributes a = m.getMainAttributes();
         a.put(Attributes.Name.MANIFEST_VERSION, "1.0");
@@ -94,10 +101,10 @@ final class HostFixture {
         a.putValue("Private-Package", pkg);
         a.putValue("Service-Component", "OSGI-INF/component.xml");
         String xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                + "<scr:component xmlns:scr=\"http://www.osgi.org/xmlns/scr/v1.3.0\" name=\"" + component.getName() + "\">\n"
+                + "<scr:component xmlns:scr=\"http://www.osgi.org/xmlns/scr/v1.3.0\" name=\"" + componentClass + "\">\n"
                 + "  <property name=\"" + idKey + "\" type=\"String\" value=\"" + id + "\"/>\n"
-                + "  <service><provide interface=\"" + service.getName() + "\"/></service>\n"
-                + "  <implementation class=\"" + component.getName() + "\"/>\n"
+                + "  <service><provide interface=\"" + serviceInterface + "\"/></service>\n"
+                + "  <implementation class=\"" + componentClass + "\"/>\n"
                 + "</scr:component>\n";
         try (OutputStream os = Files.newOutputStream(out); JarOutputStream jo = new JarOutputStream(os, m);
              Stream<Path> files = Files.list(classes)) {
