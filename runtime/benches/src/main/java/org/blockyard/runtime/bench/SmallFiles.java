@@ -8,7 +8,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
-import akka.actor.typed.Props;
 import com.typesafe.config.Config;
 
 import org.blockyard.api.alloc.AllocationPolicy;
@@ -95,13 +94,13 @@ public final class SmallFiles {
                     Latency l = new Latency();
                     done.add(d);
                     lats.add(l);
-                    clients.add(a.system().systemActorOf(SmallFileClient.create(a.system(), shares.get(c), l, d),
-                            "smallfiles-client-" + c, Props.empty()));
+                    clients.add(a.spawn(SmallFileClient.create(a.system(), shares.get(c), l, d),
+                            "smallfiles-client-" + c));
                 }
                 ThreadClients.quiesce();
                 long m0 = a.volume().messages(), s0 = a.volume().searchSlices(), st0 = a.volume().stashed();
                 long t0 = System.nanoTime();
-                Starter.startAll(a.system(), clients, (SmallFileClient.Command) SmallFileClient.Go.INSTANCE,
+                Starter.startAll(a, clients, (SmallFileClient.Command) SmallFileClient.Go.INSTANCE,
                         "smallfiles-start");
                 CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(30, TimeUnit.MINUTES);
                 elapsed = System.nanoTime() - t0;

@@ -23,8 +23,9 @@ final class Starter {
         });
     }
 
-    /** Tells every client {@code go} from inside {@code system}. */
-    static <T> void startAll(akka.actor.typed.ActorSystem<?> system, List<ActorRef<T>> clients, T go, String name) {
-        system.systemActorOf(create(clients, go), name, akka.actor.typed.Props.empty()).tell(Boolean.TRUE);
+    /** Tells every client {@code go} from inside the allocator's actor system. */
+    static <T> void startAll(org.blockyard.runtime.alloc.ActorBlockAllocator allocator, List<ActorRef<T>> clients, T go,
+                             String name) {
+        allocator.spawn(create(clients, go), name).tell(Boolean.TRUE);
     }
 }

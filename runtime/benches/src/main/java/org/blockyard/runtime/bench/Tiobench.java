@@ -9,7 +9,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import akka.actor.typed.ActorRef;
-import akka.actor.typed.Props;
 import com.typesafe.config.Config;
 
 import org.blockyard.api.alloc.AllocationPolicy;
@@ -121,14 +120,14 @@ public final class Tiobench {
                 Latency l = new Latency();
                 done.add(d);
                 latencies.add(l);
-                clients.add(a.system().systemActorOf(
+                clients.add(a.spawn(
                         LoadClient.create(a.fileActor(names.get(i)), fileBlocks, spec.chunkBlocks(), spec.depth(), l, d),
-                        "tiobench-writer-" + i, Props.empty()));
+                        "tiobench-writer-" + i));
             }
             ThreadClients.quiesce();
             long messages0 = a.volume().messages();
             long t0 = System.nanoTime();
-            Starter.startAll(a.system(), clients, (LoadClient.Command) LoadClient.Go.INSTANCE, "tiobench-start");
+            Starter.startAll(a, clients, (LoadClient.Command) LoadClient.Go.INSTANCE, "tiobench-start");
             CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(30, TimeUnit.MINUTES);
             long elapsed = System.nanoTime() - t0;
             long messages = a.volume().messages() - messages0;

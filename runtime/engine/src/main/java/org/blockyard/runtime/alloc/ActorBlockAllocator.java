@@ -16,6 +16,7 @@ import java.util.function.Function;
 import akka.Done;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
+import akka.actor.typed.Behavior;
 import akka.actor.typed.RecipientRef;
 import akka.actor.typed.javadsl.AskPattern;
 import com.typesafe.config.Config;
@@ -91,6 +92,15 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
 
     public ActorSystem<AllocatorActor.Command> system() {
         return system;
+    }
+
+    /**
+     * Spawns {@code behavior} under the allocator's root actor, the one owner of the actor system (nothing
+     * else creates actors at the top): a {@code FileStore}'s queue, a benchmark's load clients.
+     */
+    public <T> ActorRef<T> spawn(Behavior<T> behavior, String name) {
+        return join(AskPattern.<AllocatorActor.Command, ActorRef<T>>ask(system,
+                r -> new AllocatorActor.Spawn<>(behavior, name, r), TIMEOUT, system.scheduler()));
     }
 
     public VolumeState volume() {

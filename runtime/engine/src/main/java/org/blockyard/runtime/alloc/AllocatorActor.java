@@ -19,7 +19,7 @@ import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
 
 /**
- * The allocator's root actor: it spawns one {@link GroupActor} per block group at start, and a
+ * The actor system's root and one owner. As the allocator's root actor: it spawns one {@link GroupActor} per block group at start, and a
  * {@link FileActor} for a file while the file is open, choosing the file's home group with the policy on
  * its first open. It keeps every file's {@link FileState}: when the last writer closes, the file's actor
  * asks to be passivated and stops, so only open files cost an actor (as an inode cache keeps only the
@@ -47,6 +47,13 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
     public record FileExtents(String file, boolean held, ActorRef<Reply<List<Extent>>> replyTo) implements Command {}
 
     public record Groups(ActorRef<List<ActorRef<GroupActor.Command>>> replyTo) implements Command {}
+
+    /**
+     * Spawns {@code behavior} as a child of this actor, the actor system's one owner: the I/O queue of a
+     * {@code FileStore}, a benchmark's load clients. Answers its reference ({@link akka.actor.typed.SpawnProtocol}'s
+     * shape). A name already taken gets a unique suffix.
+     */
+    public record Spawn<T>(Behavior<T> behavior, String name, ActorRef<ActorRef<T>> replyTo) implements Command {}
 
     /**
      * The allocator is closing: opens are refused with {@code Closed} from now on; answers the file actors
@@ -91,6 +98,7 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
     private final Map<String, Entry> files = new HashMap<>();
     private long nextFileId = 1;
     private boolean closed;
+    private long spawned;
 
     /**
      * @param prepare called with each new group before its actor starts (to load or pre-fill its bitmap);
@@ -132,7 +140,15 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
                 .onMessage(Groups.class, m -> { m.replyTo().tell(List.copyOf(groups)); return this; })
                 .onMessage(Shutdown.class, this::onShutdown)
                 .onMessage(UsePolicy.class, this::onUsePolicy)
+                .onMessage(Spawn.class, this::onSpawn)
                 .build();
+    }
+
+    private <T> Behavior<Command> onSpawn(Spawn<T> m) {
+        String name = m.name();
+        if (getContext().getChild(name).isPresent()) name = name + "-" + (++spawned);
+        m.replyTo().tell(getContext().spawn(m.behavior(), name));
+        return this;
     }
 
     private Behavior<Command> onUsePolicy(UsePolicy m) {

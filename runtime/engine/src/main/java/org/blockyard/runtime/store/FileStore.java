@@ -10,7 +10,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import akka.actor.typed.ActorRef;
-import akka.actor.typed.Props;
 import com.typesafe.config.Config;
 
 import org.blockyard.api.alloc.AllocationException;
@@ -73,8 +72,7 @@ public final class FileStore implements AutoCloseable {
             throw new IllegalArgumentException("the device holds " + device.capacitySectors() * IoRequest.SECTOR_BYTES
                     + " bytes; the volume needs " + volumeBytes);
         ActorBlockAllocator allocator = ActorBlockAllocator.start(settings, config, prepare);
-        ActorRef<QueueActor.Command> q = allocator.system().systemActorOf(QueueActor.create(io.setup(), device),
-                "io-queue", Props.empty());
+        ActorRef<QueueActor.Command> q = allocator.spawn(QueueActor.create(io.setup(), device), "io-queue");
         ActorBlockQueue queue = new ActorBlockQueue(q, allocator.system().scheduler(), io.setup().limits(),
                 device.capacitySectors(), io.submitTimeout());
         return new FileStore(allocator, queue, q, device);
