@@ -50,6 +50,7 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     private final AtomicLong extentCursor = new AtomicLong(-1);
     private volatile boolean closed;
     private final PolicyRegistry policies;
+    private final long policyStallLimitNanos;
     private final Object policyLock = new Object();
     private volatile String activePolicy;
     private volatile String wantedPolicy; // the name last selected: it comes back when its plugin does
@@ -65,6 +66,7 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         this.system = ActorSystem.create(AllocatorActor.create(settings, volume, prepare), "blockyard", config);
         this.groups = join(AskPattern.ask(system, AllocatorActor.Groups::new, TIMEOUT, system.scheduler()));
         this.policies = PolicyRegistry.fromConfig(config);
+        this.policyStallLimitNanos = config.getDuration("blockyard.alloc.policy-stall-limit").toNanos();
         this.activePolicy = settings.policy().id();
         this.wantedPolicy = activePolicy;
     }
@@ -213,7 +215,8 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         try {
             p = policies.build(id, geometry);
             if (!policies.isBuiltIn(id))
-                p = new GuardedPolicy(p, policies.build(policies.defaultId(), geometry), this::policyFailed);
+                p = new GuardedPolicy(p, policies.build(policies.defaultId(), geometry), policyStallLimitNanos,
+                        this::policyFailed);
         } catch (AllocationException e) {
             return failed(e);
         }

@@ -160,6 +160,30 @@ class PolicySwitchTest {
     }
 
     @Test
+    void aPluginThatStallsIsRetiredAndTheRequestIsServed() {
+        com.typesafe.config.Config config = com.typesafe.config.ConfigFactory
+                .parseString("blockyard.alloc.policy-stall-limit = 50ms")
+                .withFallback(org.blockyard.runtime.config.BlockyardConfig.load());
+        try (ActorBlockAllocator a = ActorBlockAllocator.start(AllocatorSettings.of(geometry, ReservationPolicy.extended()),
+                config)) {
+            a.registerPolicy(plugin("slow", goal -> {
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return goal;
+            }));
+            await(a.setPolicy("slow"));
+            await(a.open("/f"));
+            assertEquals(8, await(a.getBlocks("/f", 0, 8, true)).blocks(), "the slow call's answer is used");
+            assertEquals("reservation", a.policy(), "the plugin was retired");
+            assertTrue(a.policyListing().contains("slow(failed: goal took"), a.policyListing());
+            assertEquals(8, await(a.getBlocks("/f", 8, 8, true)).blocks());
+        }
+    }
+
+    @Test
     void tunablesAreCheckedAndApplyToTheActivePolicy() {
         try (ActorBlockAllocator a = start()) {
             await(a.setPolicyTunable("reservation", "initial_window_blocks", 64));
