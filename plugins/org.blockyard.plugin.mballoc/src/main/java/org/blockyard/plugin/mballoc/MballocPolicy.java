@@ -26,9 +26,9 @@ import org.blockyard.api.alloc.Geometry;
  * directory each get their own group nearby.</li>
  * <li><b>Goal</b> ({@link #goal}): ext3/ext4 find_goal (after the last block, else after the preceding
  * one, else the home group); and for a stream ({@code stream_req_blocks}, ext4 {@code mb_stream_req}) whose
- * goal group has less than {@code stream_min_free_kib} free, the group with the most free space among the
- * scanned ones (ties: fewest open files), instead of the next group round-robin, which is usually the
- * neighbour stream's group.</li>
+ * goal group has less than {@code stream_min_free_kib} free, a group with nearly the most free space among
+ * the scanned ones, looked for from halfway along them, instead of the next group round-robin, which is
+ * usually the neighbour stream's group.</li>
  * <li><b>Group filter</b> ({@link #mayReserveIn}): ext4's {@code CR_GOAL_LEN_SLOW} test, free &ge; window,
  * for every group (ext3 accepts a non-goal group with more than half a window free). {@link #groupAfter}
  * has no volume, so it cannot order groups by free space: it stays linear from the goal group, as mballoc
@@ -144,23 +144,25 @@ final class MballocPolicy implements AllocationPolicy {
         return g.groupStart(best) + g.systemBlocks(best);
     }
 
-    /** Among the {@code orlov_scan_groups} groups after {@code from}: the most free blocks, then fewest open files. */
+    /**
+     * Where a stream leaving group {@code from} goes: among the {@code orlov_scan_groups} groups after it, the
+     * first, counting from the one halfway along, with at least 7/8 of the largest free count seen. Starting
+     * halfway (rather than at the emptiest group) sends streams that leave neighbouring groups at about the
+     * same time to different groups, where "the emptiest" would be the same group for all of them.
+     */
     private int emptiestGroup(int from, Volume volume) {
         int groups = volume.geometry().groups();
-        int n = Math.min(groups, scanGroups);
-        int best = from, bestOpen = Integer.MAX_VALUE;
-        long bestFree = -1;
-        for (int i = 1; i <= n; i++) {
-            int g = (from + i) % groups;
-            long free = volume.freeBlocks(g);
-            int open = volume.openFiles(g);
-            if (free > bestFree || free == bestFree && open < bestOpen) {
-                best = g;
-                bestFree = free;
-                bestOpen = open;
-            }
+        int n = Math.min(groups - 1, scanGroups);
+        if (n <= 0) return from;
+        long most = 0;
+        for (int i = 1; i <= n; i++) most = Math.max(most, volume.freeBlocks((from + i) % groups));
+        long enough = most - most / 8;
+        int half = (n + 1) / 2;
+        for (int i = 0; i < n; i++) {
+            int g = (from + 1 + (half + i) % n) % groups;
+            if (volume.freeBlocks(g) >= enough) return g;
         }
-        return best;
+        return from;
     }
 
     /** ext4 CR_GOAL_LEN_SLOW: a group is asked for a window only if it has at least the window free. */
