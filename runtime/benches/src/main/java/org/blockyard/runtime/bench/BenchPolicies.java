@@ -7,6 +7,7 @@ import com.typesafe.config.Config;
 import org.blockyard.api.alloc.AllocationPolicy;
 import org.blockyard.api.alloc.AllocationPolicyFactory;
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.plugin.mballoc.MballocPolicyFactory;
 import org.blockyard.plugin.noreservation.NoReservationPolicyFactory;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 import org.blockyard.runtime.alloc.PolicyRegistry;
@@ -19,7 +20,8 @@ public final class BenchPolicies {
     private BenchPolicies() {}
 
     /** The plugin policies on this module's class path. */
-    public static final List<AllocationPolicyFactory> PLUGINS = List.of(new NoReservationPolicyFactory());
+    public static final List<AllocationPolicyFactory> PLUGINS = List.of(new NoReservationPolicyFactory(),
+            new MballocPolicyFactory());
 
     /** The built-in registry with {@code config} applied and the plugins registered. */
     public static PolicyRegistry registry(Config config) {

@@ -24,7 +24,7 @@ public final class SmallFilesCommand implements Callable<Integer> {
     Integer blocksPerGroup;
 
     @Option(names = "--policy", defaultValue = "reservation,global-lock", split = ",",
-            description = "reservation | no-reservation | global-lock, comma-separated (default ${DEFAULT-VALUE})")
+            description = "reservation | mballoc | no-reservation | global-lock, comma-separated (default ${DEFAULT-VALUE})")
     List<String> policies;
 
     @Option(names = "--clients", defaultValue = "1",

@@ -21,7 +21,7 @@ public final class TiobenchCommand implements Callable<Integer> {
     String fileSize;
 
     @Option(names = "--policy", defaultValue = "reservation", split = ",",
-            description = "reservation | no-reservation | global-lock; several, comma-separated, run one after another in this process")
+            description = "reservation | mballoc | no-reservation | global-lock; several, comma-separated, run one after another in this process")
     List<String> policies;
 
     @Option(names = "--chunk-blocks", defaultValue = "1", description = "blocks asked for per getBlocks call (default ${DEFAULT-VALUE})")

@@ -1,0 +1,12 @@
+package org.blockyard.plugin.mballoc;
+
+import org.blockyard.api.alloc.AllocationPolicyFactory;
+import org.blockyard.runtime.alloc.PolicyContract;
+
+/** The plugin's policy keeps the allocator contract (conservation, no block owned twice). */
+class MballocPolicyContractTest extends PolicyContract {
+    @Override
+    protected AllocationPolicyFactory factory() {
+        return new MballocPolicyFactory();
+    }
+}
