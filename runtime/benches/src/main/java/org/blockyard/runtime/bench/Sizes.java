@@ -2,9 +2,24 @@ package org.blockyard.runtime.bench;
 
 import java.util.Locale;
 
-/** Byte sizes as people write them: 4096, 64KiB, 256MiB, 1GiB, 1G, 512k. */
+/**
+ * Byte sizes as people write them, the one parser of every benchmark: 4096, 64KiB, 256MiB, 16Mi, 1GiB, 1G,
+ * 512k. Units are binary whatever their spelling (a block device's sizes are), so 16MB is 16 MiB everywhere.
+ */
 public final class Sizes {
     private Sizes() {}
+
+    /** For picocli options: a size of 0 bytes or more (the command checks its own lower bound). */
+    public static final class Converter implements picocli.CommandLine.ITypeConverter<Long> {
+        @Override
+        public Long convert(String value) {
+            try {
+                return parse(value);
+            } catch (IllegalArgumentException e) {
+                throw new picocli.CommandLine.TypeConversionException(e.getMessage());
+            }
+        }
+    }
 
     public static long parse(String text) {
         String s = text.trim().toLowerCase(Locale.ROOT).replace("_", "");
@@ -15,10 +30,10 @@ public final class Sizes {
         String unit = s.substring(i).trim();
         long mult = switch (unit) {
             case "", "b" -> 1L;
-            case "k", "kb", "kib" -> 1L << 10;
-            case "m", "mb", "mib" -> 1L << 20;
-            case "g", "gb", "gib" -> 1L << 30;
-            case "t", "tb", "tib" -> 1L << 40;
+            case "k", "kb", "ki", "kib" -> 1L << 10;
+            case "m", "mb", "mi", "mib" -> 1L << 20;
+            case "g", "gb", "gi", "gib" -> 1L << 30;
+            case "t", "tb", "ti", "tib" -> 1L << 40;
             default -> throw new IllegalArgumentException("unknown size unit '" + unit + "' in '" + text + "'");
         };
         double bytes = n * mult;

@@ -23,14 +23,15 @@ import picocli.CommandLine.Option;
 public final class DioBench implements Callable<Integer> {
     @Mixin IoBenchOptions o;
 
-    @Option(names = "--offset", defaultValue = "512", converter = Sizes.class, description = "Start byte (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--offset", defaultValue = "512", converter = org.blockyard.runtime.bench.Sizes.Converter.class, description = "Start byte (default: ${DEFAULT-VALUE}).")
     long offsetBytes;
 
-    @Option(names = "--length", defaultValue = "1MiB", converter = Sizes.class, description = "Bytes (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--length", defaultValue = "1MiB", converter = org.blockyard.runtime.bench.Sizes.Converter.class, description = "Bytes (default: ${DEFAULT-VALUE}).")
     long lengthBytes;
 
     @Override
     public Integer call() throws Exception {
+        if (lengthBytes < 1) throw new IllegalArgumentException("--length must be at least 1 byte");
         try (IoBench bench = new IoBench(o); BlockDevice device = bench.openDevice()) {
             int sectorBytes = bench.setup.limits().logicalBlockBytes();
             int pageBytes = bench.setup.limits().physicalBlockBytes();

@@ -30,11 +30,11 @@ import picocli.CommandLine.Option;
 public final class MergeBench implements Callable<Integer> {
     @Mixin IoBenchOptions o;
 
-    @Option(names = "--size", defaultValue = "1MiB", converter = Sizes.class,
+    @Option(names = "--size", defaultValue = "1MiB", converter = org.blockyard.runtime.bench.Sizes.Converter.class,
             description = "Bytes written (default: ${DEFAULT-VALUE}).")
     long sizeBytes;
 
-    @Option(names = "--submit-bytes", defaultValue = "4096", converter = Sizes.class,
+    @Option(names = "--submit-bytes", defaultValue = "4096", converter = org.blockyard.runtime.bench.Sizes.Converter.class,
             description = "Bytes per submission (default: ${DEFAULT-VALUE}).")
     long submitBytes;
 
@@ -56,6 +56,10 @@ public final class MergeBench implements Callable<Integer> {
     public Integer call() throws Exception {
         if (rounds < 1) throw new IllegalArgumentException("--rounds must be at least 1");
         if (batch < 1 || batch > window) throw new IllegalArgumentException("--batch must be between 1 and --window");
+        if (submitBytes < IoRequest.SECTOR_BYTES || sizeBytes < submitBytes)
+            throw new IllegalArgumentException("--submit-bytes must be at least 512 and --size at least --submit-bytes");
+        if (submitBytes > Integer.MAX_VALUE || sizeBytes / submitBytes > Integer.MAX_VALUE)
+            throw new IllegalArgumentException("--submit-bytes or --size is too large for one run");
         if (submitBytes % IoRequest.SECTOR_BYTES != 0 || sizeBytes % submitBytes != 0)
             throw new IllegalArgumentException("--size must be a multiple of --submit-bytes, itself a multiple of 512");
         int count = Math.toIntExact(sizeBytes / submitBytes);
