@@ -52,22 +52,44 @@ class FaultyPluginTest {
 
     @Test
     void anElevatorThatThrowsFromDispatchIsRetiredAndEveryRequestCompletesExactlyOnce() throws Exception {
+        retiredWithNothingLost(FaultyElevatorFactory.class, "faulty", "dispatch", "faulty elevator broke after");
+    }
+
+    @Test
+    void anElevatorThatStallsIsRetiredAndEveryRequestCompletesExactlyOnce() throws Exception {
+        retiredWithNothingLost(org.blockyard.plugin.stallingelevator.StallingElevatorFactory.class, "stalling",
+                "dispatch", "stalled for");
+    }
+
+    @Test
+    void anElevatorThatLosesRequestsIsRetiredAndEveryRequestCompletesExactlyOnce() throws Exception {
+        // Caught by dispatch answering idle, or queued() disagreeing, while the queue's records hold requests.
+        retiredWithNothingLost(org.blockyard.plugin.losingelevator.LosingElevatorFactory.class, "losing", "(failed: ",
+                "while holding");
+    }
+
+    /**
+     * Drops the faulty elevator bundle {@code factory} (id {@code id}) into the deploy folder, selects it, and
+     * drives scattered writes through it: it is retired with a reason naming {@code call} and {@code why}, the
+     * default takes over, every request completes exactly once, and the host goes on.
+     */
+    private void retiredWithNothingLost(Class<?> factory, String id, String call, String why) throws Exception {
         host = HostFixture.start(tmp, tmp.resolve("no-plugins"), null);
-        drop(pluginBundle(tmp.resolve("faulty-elevator.jar"), FaultyElevatorFactory.class, ElevatorFactory.class,
-                "blockyard.elevator.id", "faulty", "org.blockyard.api.io;version=\"[0.3,1)\""),
-                tmp.resolve("deploy"), "faulty-elevator.jar");
-        await("faulty in the listing", WAIT, () -> schedulers().equals("noop [deadline] faulty"));
-        assertEquals("noop deadline [faulty]", shell(host, "blockyard:scheduler faulty").lines().findFirst().orElseThrow());
+        drop(pluginBundle(tmp.resolve(id + ".jar"), factory, ElevatorFactory.class,
+                "blockyard.elevator.id", id, "org.blockyard.api.io;version=\"[0.3,1)\""),
+                tmp.resolve("deploy"), id + ".jar");
+        await(id + " in the listing", WAIT, () -> schedulers().equals("noop [deadline] " + id));
+        assertEquals("noop deadline [" + id + "]", shell(host, "blockyard:scheduler " + id).lines().findFirst().orElseThrow());
 
         // Scattered 4 KiB writes, several batches in flight, each completion counted per request id.
         Map<Long, Integer> completions = new ConcurrentHashMap<>();
         AtomicLong failed = new AtomicLong();
         List<CompletableFuture<?>> all = new ArrayList<>();
         int requests = 20 * FaultyElevatorFactory.HEALTHY_DISPATCHES;
-        for (long id = 1; id <= requests; ) {
+        for (long rq = 1; rq <= requests; ) {
             List<IoRequest> batch = new ArrayList<>();
-            for (int i = 0; i < 32; i++, id++)
-                batch.add(IoRequest.write(id, (id * 7919 % 100_000) * 8, 8, id % 4).withPayload(ByteBuffer.allocate(4096)));
+            for (int i = 0; i < 32; i++, rq++)
+                batch.add(IoRequest.write(rq, (rq * 7919 % 100_000) * 8, 8, rq % 4).withPayload(ByteBuffer.allocate(4096)));
             int k = 0;
             for (var stage : host.store().queue().submitAll(batch)) {
                 long rid = batch.get(k++).id();
@@ -84,13 +106,13 @@ class FaultyPluginTest {
         assertEquals(requests, completions.size(), "every request completed");
         assertTrue(completions.values().stream().allMatch(n -> n == 1), "no request completed twice");
         String listing = schedulers();
-        assertTrue(listing.startsWith("noop [deadline] faulty(failed: "), listing);
-        assertTrue(listing.contains("dispatch") && listing.contains("faulty elevator broke after"), listing);
+        assertTrue(listing.startsWith("noop [deadline] " + id + "(failed: "), listing);
+        assertTrue(listing.contains(call) && listing.contains(why), listing);
 
         // The host goes on: the shell answers, and the retired elevator cannot be selected again.
         assertTrue(shell(host, "blockyard:stats").contains("completed"));
-        assertTrue(shell(host, "lb").contains("org.blockyard.plugin.faultyelevator"));
-        assertThrows(Exception.class, () -> shell(host, "blockyard:scheduler faulty"));
+        assertTrue(shell(host, "lb").contains(factory.getPackageName()));
+        assertThrows(Exception.class, () -> shell(host, "blockyard:scheduler " + id));
         assertTrue(schedulers().startsWith("noop [deadline]"), schedulers());
     }
 
