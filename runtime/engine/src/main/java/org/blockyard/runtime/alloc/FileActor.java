@@ -323,14 +323,9 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
 
     private Behavior<Command> onGroupAnswer(GroupActor.Allocated a) {
         volume.countMessage();
-        if (a.error() != null) { // the group failed or is closed: nothing was allocated there
-            GetBlocks m = allocating;
-            allocating = null;
-            steps = null;
-            m.replyTo().tell(Reply.fail(a.error()));
-            return idle();
-        }
-        return step(steps.answer(a.group(), a.outcome()));
+        // A group that failed or is closed allocated nothing there: the request ends with its error.
+        return step(a.error() != null ? new FileAllocation.Answer(Reply.fail(a.error()))
+                : steps.answer(a.group(), a.outcome()));
     }
 
     private Behavior<Command> onPreallocationsDropped(PreallocationsDropped m) {

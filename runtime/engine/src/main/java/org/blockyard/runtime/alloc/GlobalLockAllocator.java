@@ -149,16 +149,7 @@ public final class GlobalLockAllocator implements BlockAllocator {
         }
     }
 
-    /** Every open file gives back its unused preallocation; answers the blocks freed. */
-    public long dropPreallocations() {
-        lock.lock();
-        try {
-            return dropPreallocationsLocked();
-        } finally {
-            lock.unlock();
-        }
-    }
-
+    /** Every open file gives back its unused preallocation; answers the blocks freed. Under the lock. */
     private long dropPreallocationsLocked() {
         long freed = 0;
         for (FileState f : files.values()) {
