@@ -1,6 +1,9 @@
 package org.blockyard.api.alloc;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 
 import org.osgi.annotation.versioning.ProviderType;
@@ -45,6 +48,52 @@ public interface BlockAllocator {
      * in one message (ext3_new_blocks). With {@code create == false} a hole answers a run of 0 blocks.
      */
     CompletionStage<BlockRun> getBlocks(String file, long logicalBlock, int maxBlocks, boolean create);
+
+    /**
+     * Several {@code getBlocks} calls on one file in one hand-over: served in order, exactly as the same
+     * calls made one after the other, and answered together, one run per request in request order. A
+     * caller on its own thread pays one hand-over to the allocator and one wake-up per batch instead of one
+     * per call. If a request is refused, the batch fails with its error and the requests after it are not
+     * served; the runs of the requests before it stay mapped (look them up with {@code create == false}).
+     * At most {@link #MAX_BATCH} requests.
+     */
+    default CompletionStage<List<BlockRun>> getBlocks(String file, List<MapRequest> requests) {
+        if (requests == null || requests.size() > MAX_BATCH)
+            return CompletableFuture.failedFuture(new AllocationException.InvalidRequest(
+                    "a batch holds 0 to " + MAX_BATCH + " requests, not " + (requests == null ? "null" : requests.size())));
+        CompletableFuture<List<BlockRun>> out = new CompletableFuture<>();
+        List<BlockRun> runs = new ArrayList<>(requests.size());
+        new Object() {
+            void next() {
+                while (runs.size() < requests.size()) {
+                    MapRequest r = requests.get(runs.size());
+                    CompletableFuture<BlockRun> f =
+                            getBlocks(file, r.logicalBlock(), r.maxBlocks(), r.create()).toCompletableFuture();
+                    if (!f.isDone()) {
+                        f.whenComplete((run, e) -> {
+                            if (e != null) out.completeExceptionally(e);
+                            else {
+                                runs.add(run);
+                                next();
+                            }
+                        });
+                        return;
+                    }
+                    try {
+                        runs.add(f.join());
+                    } catch (CompletionException e) {
+                        out.completeExceptionally(e.getCause());
+                        return;
+                    }
+                }
+                out.complete(List.copyOf(runs));
+            }
+        }.next();
+        return out;
+    }
+
+    /** The most requests one {@link #getBlocks(String, List)} batch may hold. */
+    int MAX_BATCH = 65_536;
 
     /**
      * Frees every block of {@code file} at logical {@code fromLogicalBlock} and beyond; answers how many.

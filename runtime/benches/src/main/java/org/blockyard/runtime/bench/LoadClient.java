@@ -11,6 +11,7 @@ import akka.actor.typed.javadsl.Receive;
 
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.runtime.alloc.FileActor;
+import org.blockyard.runtime.alloc.FileHandle;
 import org.blockyard.runtime.alloc.Reply;
 
 /**
@@ -28,7 +29,7 @@ final class LoadClient extends AbstractBehavior<LoadClient.Command> {
 
     private record Got(Reply<BlockRun> reply) implements Command {}
 
-    private final ActorRef<FileActor.Command> file;
+    private final FileHandle file;
     private final long fileBlocks;
     private final int chunkBlocks;
     private final Latency latency;
@@ -40,12 +41,12 @@ final class LoadClient extends AbstractBehavior<LoadClient.Command> {
     private long mappedBlocks;
     private long calls;
 
-    static Behavior<Command> create(ActorRef<FileActor.Command> file, long fileBlocks, int chunkBlocks, int depth,
+    static Behavior<Command> create(FileHandle file, long fileBlocks, int chunkBlocks, int depth,
                                     Latency latency, CompletableFuture<Long> done) {
         return Behaviors.setup(ctx -> new LoadClient(ctx, file, fileBlocks, chunkBlocks, depth, latency, done));
     }
 
-    private LoadClient(ActorContext<Command> ctx, ActorRef<FileActor.Command> file, long fileBlocks, int chunkBlocks,
+    private LoadClient(ActorContext<Command> ctx, FileHandle file, long fileBlocks, int chunkBlocks,
                        int depth, Latency latency, CompletableFuture<Long> done) {
         super(ctx);
         if (depth < 1) throw new IllegalArgumentException("depth must be at least 1");

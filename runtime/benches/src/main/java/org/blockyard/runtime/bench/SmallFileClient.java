@@ -11,8 +11,9 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
 
 import org.blockyard.api.alloc.BlockRun;
-import org.blockyard.runtime.alloc.AllocatorActor;
 import org.blockyard.runtime.alloc.FileActor;
+import org.blockyard.runtime.alloc.FileHandle;
+import org.blockyard.runtime.alloc.FileShard;
 import org.blockyard.runtime.alloc.Reply;
 
 /**
@@ -33,27 +34,27 @@ final class SmallFileClient extends AbstractBehavior<SmallFileClient.Command> {
     /** A file to create: its name and size in blocks. */
     record Job(String name, int blocks) {}
 
-    private final ActorRef<AllocatorActor.Command> allocator;
+    private final List<ActorRef<FileShard.Command>> shards;
     private final List<Job> jobs;
     private final Latency latency;
     private final CompletableFuture<Long> done;
     private final ActorRef<Reply<?>> adapter;
     private Phase phase;
     private int job;
-    private ActorRef<FileActor.Command> file;
+    private FileHandle file;
     private long logical;
     private long sentAt;
     private long calls;
 
-    static Behavior<Command> create(ActorRef<AllocatorActor.Command> allocator, List<Job> jobs, Latency latency,
+    static Behavior<Command> create(List<ActorRef<FileShard.Command>> shards, List<Job> jobs, Latency latency,
                                     CompletableFuture<Long> done) {
-        return Behaviors.setup(ctx -> new SmallFileClient(ctx, allocator, jobs, latency, done));
+        return Behaviors.setup(ctx -> new SmallFileClient(ctx, shards, jobs, latency, done));
     }
 
-    private SmallFileClient(ActorContext<Command> ctx, ActorRef<AllocatorActor.Command> allocator, List<Job> jobs,
+    private SmallFileClient(ActorContext<Command> ctx, List<ActorRef<FileShard.Command>> shards, List<Job> jobs,
                             Latency latency, CompletableFuture<Long> done) {
         super(ctx);
-        this.allocator = allocator;
+        this.shards = shards;
         this.jobs = jobs;
         this.latency = latency;
         this.done = done;
@@ -74,7 +75,7 @@ final class SmallFileClient extends AbstractBehavior<SmallFileClient.Command> {
     private Behavior<Command> onAnswer(Answer a) {
         if (!a.reply().isOk()) return fail(a.reply());
         return switch (phase) {
-            case OPENING -> onOpened((ActorRef<FileActor.Command>) a.reply().value());
+            case OPENING -> onOpened((FileHandle) a.reply().value());
             case WRITING -> onGot((BlockRun) a.reply().value());
             case CLOSING -> onClosed();
         };
@@ -91,7 +92,8 @@ final class SmallFileClient extends AbstractBehavior<SmallFileClient.Command> {
             return Behaviors.stopped();
         }
         phase = Phase.OPENING;
-        allocator.tell(new AllocatorActor.Open(jobs.get(job).name(), replyTo()));
+        String name = jobs.get(job).name();
+        shards.get(FileShard.shardOf(name, shards.size())).tell(new FileShard.Open(name, replyTo()));
         return this;
     }
 
@@ -100,7 +102,7 @@ final class SmallFileClient extends AbstractBehavior<SmallFileClient.Command> {
         return Behaviors.stopped();
     }
 
-    private Behavior<Command> onOpened(ActorRef<FileActor.Command> opened) {
+    private Behavior<Command> onOpened(FileHandle opened) {
         file = opened;
         logical = 0;
         phase = Phase.WRITING;

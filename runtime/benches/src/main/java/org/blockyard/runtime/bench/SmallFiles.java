@@ -94,7 +94,7 @@ public final class SmallFiles {
                     Latency l = new Latency();
                     done.add(d);
                     lats.add(l);
-                    clients.add(a.spawn(SmallFileClient.create(a.system(), shares.get(c), l, d),
+                    clients.add(a.spawn(SmallFileClient.create(a.fileShards(), shares.get(c), l, d),
                             "smallfiles-client-" + c));
                 }
                 ThreadClients.quiesce();

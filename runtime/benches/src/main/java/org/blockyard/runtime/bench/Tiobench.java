@@ -121,7 +121,7 @@ public final class Tiobench {
                 done.add(d);
                 latencies.add(l);
                 clients.add(a.spawn(
-                        LoadClient.create(a.fileActor(names.get(i)), fileBlocks, spec.chunkBlocks(), spec.depth(), l, d),
+                        LoadClient.create(a.fileHandle(names.get(i)), fileBlocks, spec.chunkBlocks(), spec.depth(), l, d),
                         "tiobench-writer-" + i));
             }
             ThreadClients.quiesce();

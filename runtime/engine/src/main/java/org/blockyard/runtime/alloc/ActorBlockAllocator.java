@@ -30,11 +30,12 @@ import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.FreeExtentPage;
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.api.alloc.MapRequest;
 import org.blockyard.runtime.config.BlockyardConfig;
 
 /**
- * The {@link BlockAllocator} service over the actors: each call is one ask to a file actor, or a short
- * chain of asks to group actors for the extent calls. It owns its {@link ActorSystem} and stops it on
+ * The {@link BlockAllocator} service over the actors: a file call is one ask to the file's shard (or its
+ * own actor), an extent call a short chain of asks to group actors. It owns its {@link ActorSystem} and stops it on
  * {@link #close()}.
  */
 public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable {
@@ -45,7 +46,8 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     private final VolumeState volume;
     private final ActorSystem<AllocatorActor.Command> system;
     private final List<ActorRef<GroupActor.Command>> groups;
-    private final Map<String, ActorRef<FileActor.Command>> files = new ConcurrentHashMap<>();
+    private final List<ActorRef<FileShard.Command>> shards;
+    private final Map<String, FileHandle> files = new ConcurrentHashMap<>();
     private final AtomicLong nextTx = new AtomicLong();
     private final AtomicLong extentCursor = new AtomicLong(-1);
     private volatile boolean closed;
@@ -63,8 +65,10 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         this.settings = settings;
         this.geometry = settings.geometry();
         this.volume = new VolumeState(geometry);
-        this.system = ActorSystem.create(AllocatorActor.create(settings, volume, prepare), "blockyard", config);
+        this.system = ActorSystem.create(AllocatorActor.create(settings, volume, prepare, hosting(config)),
+                "blockyard", config);
         this.groups = join(AskPattern.ask(system, AllocatorActor.Groups::new, TIMEOUT, system.scheduler()));
+        this.shards = join(AskPattern.ask(system, AllocatorActor.Shards::new, TIMEOUT, system.scheduler()));
         this.policies = PolicyRegistry.fromConfig(config);
         this.policyStallLimitNanos = config.getDuration("blockyard.alloc.policy-stall-limit").toNanos();
         this.activePolicy = settings.policy().id();
@@ -82,6 +86,13 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     /** Starts over groups that {@code prepare} fills first (benchmarks of aged volumes, loaded images). */
     public static ActorBlockAllocator start(AllocatorSettings settings, Config config, Consumer<BlockGroup> prepare) {
         return new ActorBlockAllocator(settings, config, prepare);
+    }
+
+    /** {@code blockyard.alloc.file-shards} (0: two per core) and {@code own-actor-after-blocks}. */
+    static AllocatorActor.FileHosting hosting(Config config) {
+        int shards = config.getInt("blockyard.alloc.file-shards");
+        long after = config.getLong("blockyard.alloc.own-actor-after-blocks");
+        return new AllocatorActor.FileHosting(shards > 0 ? shards : AllocatorActor.FileHosting.defaults().shards(), after);
     }
 
     private static <T> T join(CompletionStage<T> stage) {
@@ -113,11 +124,21 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         return groups;
     }
 
-    /** The file actor of an open file, for load generators that message it directly. */
-    public ActorRef<FileActor.Command> fileActor(String file) {
-        ActorRef<FileActor.Command> ref = files.get(file);
-        if (ref == null) throw new AllocationException.UnknownFile("file " + file + " was never opened");
-        return ref;
+    /** The file shards, in order; {@link #shardOf} says which one keeps a file. */
+    public List<ActorRef<FileShard.Command>> fileShards() {
+        return shards;
+    }
+
+    /** The shard that keeps {@code file}: where its {@code FileShard.Open} goes. */
+    public ActorRef<FileShard.Command> shardOf(String file) {
+        return shards.get(FileShard.shardOf(file, shards.size()));
+    }
+
+    /** The handle of a file opened through this allocator, for load generators that message it directly. */
+    public FileHandle fileHandle(String file) {
+        FileHandle h = files.get(file);
+        if (h == null) throw new AllocationException.UnknownFile("file " + file + " is not open here");
+        return h;
     }
 
     @Override
@@ -293,44 +314,61 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         return CompletableFuture.failedFuture(e);
     }
 
-    /** The file's actor: cached when opened here, else looked up (files opened by actors directly). */
-    private CompletionStage<ActorRef<FileActor.Command>> resolve(String file) {
-        ActorRef<FileActor.Command> ref = files.get(file);
-        if (ref != null) return CompletableFuture.completedFuture(ref);
-        return this.<AllocatorActor.Command, ActorRef<FileActor.Command>>ask(system,
-                r -> new AllocatorActor.Lookup(file, r)).thenApply(found -> {
+    /** The file's handle: cached when opened here, else looked up (files opened by actors directly). */
+    private CompletionStage<FileHandle> resolve(String file) {
+        FileHandle h = file == null ? null : files.get(file);
+        if (h != null) return CompletableFuture.completedFuture(h);
+        if (file == null) return failed(new AllocationException.InvalidRequest("a file needs a non-empty name"));
+        return this.<FileShard.Command, FileHandle>ask(shardOf(file), r -> new FileShard.Lookup(file, r))
+                .thenApply(found -> {
                     files.put(file, found);
                     return found;
                 });
+    }
+
+    /** One request to a file through its handle, answered with a {@link Reply}. */
+    private <T> CompletionStage<T> askFile(String file, Function<ActorRef<Reply<T>>, FileActor.Command> request) {
+        return resolve(file).thenCompose(h -> this.<Object, T>ask(h.target(), r -> h.wrap(request.apply(r))));
     }
 
     // ---- files --------------------------------------------------------------------------------------
 
     @Override
     public CompletionStage<Void> open(String file) {
-        return this.<AllocatorActor.Command, ActorRef<FileActor.Command>>ask(system,
-                        r -> new AllocatorActor.Open(file, r))
-                .thenAccept(ref -> files.put(file, ref));
+        if (file == null) return failed(new AllocationException.InvalidRequest("a file needs a non-empty name"));
+        return this.<FileShard.Command, FileHandle>ask(shardOf(file), r -> new FileShard.Open(file, r))
+                .thenAccept(h -> files.put(file, h));
     }
 
     @Override
     public CompletionStage<BlockRun> getBlocks(String file, long logicalBlock, int maxBlocks, boolean create) {
-        return resolve(file).thenCompose(ref -> ask(ref, r -> new FileActor.GetBlocks(logicalBlock, maxBlocks, create, r)));
+        return askFile(file, r -> new FileActor.GetBlocks(logicalBlock, maxBlocks, create, r));
+    }
+
+    /** One message to the file's host for the whole batch, and one answer. */
+    @Override
+    public CompletionStage<List<BlockRun>> getBlocks(String file, List<MapRequest> requests) {
+        if (requests == null || requests.size() > MAX_BATCH)
+            return failed(new AllocationException.InvalidRequest("a batch holds 0 to " + MAX_BATCH + " requests, not "
+                    + (requests == null ? "null" : requests.size())));
+        if (requests.isEmpty()) return CompletableFuture.completedFuture(List.of());
+        List<MapRequest> copy = new ArrayList<>(requests); // the caller may reuse its list; nulls are refused in order
+        return askFile(file, r -> new FileActor.GetBlocksBatch(copy, r));
     }
 
     @Override
     public CompletionStage<Long> truncate(String file, long fromLogicalBlock) {
-        return resolve(file).thenCompose(ref -> ask(ref, r -> new FileActor.Truncate(fromLogicalBlock, r)));
+        return askFile(file, r -> new FileActor.Truncate(fromLogicalBlock, r));
     }
 
     @Override
     public CompletionStage<Long> markWritten(String file, long logicalBlock, long blocks) {
-        return resolve(file).thenCompose(ref -> ask(ref, r -> new FileActor.MarkWritten(logicalBlock, blocks, r)));
+        return askFile(file, r -> new FileActor.MarkWritten(logicalBlock, blocks, r));
     }
 
     @Override
     public CompletionStage<Long> discardUnwritten(String file, long logicalBlock, long blocks) {
-        return resolve(file).thenCompose(ref -> ask(ref, r -> new FileActor.DiscardUnwritten(logicalBlock, blocks, r)));
+        return askFile(file, r -> new FileActor.DiscardUnwritten(logicalBlock, blocks, r));
     }
 
     /** Has every open file give back its unused preallocation; answers the blocks freed. */
@@ -340,21 +378,22 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
 
     @Override
     public CompletionStage<Void> close(String file) {
-        return resolve(file).thenCompose(ref -> this.<FileActor.Command, Boolean>ask(ref, FileActor.Close::new))
-                .thenApply(last -> {
-                    if (last) files.remove(file); // its actor stops; a later call looks the file up afresh
-                    return null;
-                });
+        return this.<Boolean>askFile(file, FileActor.Close::new).thenApply(last -> {
+            if (last) files.remove(file); // a later call looks the file up afresh
+            return null;
+        });
     }
 
     /** Every block a file holds: mapped extents and its unused preallocation. */
     public CompletionStage<List<Extent>> heldExtents(String file) {
-        return this.<AllocatorActor.Command, List<Extent>>ask(system, r -> new AllocatorActor.FileExtents(file, true, r));
+        if (file == null) return failed(new AllocationException.InvalidRequest("a file needs a non-empty name"));
+        return this.<FileShard.Command, List<Extent>>ask(shardOf(file), r -> new FileShard.FileExtents(file, true, r));
     }
 
     @Override
     public CompletionStage<List<Extent>> fileExtents(String file) {
-        return this.<AllocatorActor.Command, List<Extent>>ask(system, r -> new AllocatorActor.FileExtents(file, false, r));
+        if (file == null) return failed(new AllocationException.InvalidRequest("a file needs a non-empty name"));
+        return this.<FileShard.Command, List<Extent>>ask(shardOf(file), r -> new FileShard.FileExtents(file, false, r));
     }
 
     // ---- extents ------------------------------------------------------------------------------------
@@ -515,14 +554,14 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
                     r -> new GroupActor.Free(only.getValue(), r)).thenApply(d -> null);
         }
         long tx = nextTx.incrementAndGet();
-        List<CompletableFuture<Reply<Done>>> prepares = new ArrayList<>();
-        byGroup.forEach((g, list) -> prepares.add(this.<GroupActor.Command, Reply<Done>>askPlain(groups.get(g),
+        List<CompletableFuture<GroupActor.Freed>> prepares = new ArrayList<>();
+        byGroup.forEach((g, list) -> prepares.add(this.<GroupActor.Command, GroupActor.Freed>askPlain(groups.get(g),
                 r -> new GroupActor.PrepareFree(tx, list, r)).toCompletableFuture()));
         CompletableFuture<Void> out = tracked(new CompletableFuture<>());
         CompletableFuture.allOf(prepares.toArray(CompletableFuture[]::new)).whenComplete((x, askError) -> {
             AllocationException bad = askError != null ? typed(askError) : null;
-            for (CompletableFuture<Reply<Done>> p : prepares)
-                if (bad == null && !p.join().isOk()) bad = p.join().error();
+            for (CompletableFuture<GroupActor.Freed> p : prepares)
+                if (bad == null && !p.join().reply().isOk()) bad = p.join().reply().error();
             if (bad != null) {
                 // Whatever was prepared is let go; a group that never answered lets go on its own, by expiry.
                 for (int g : byGroup.keySet()) groups.get(g).tell(new GroupActor.AbortFree(tx));
@@ -531,8 +570,10 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
             }
             List<CompletableFuture<Done>> commits = new ArrayList<>();
             for (int g : byGroup.keySet())
-                commits.add(this.<GroupActor.Command, Done>ask(groups.get(g), r -> new GroupActor.CommitFree(tx, r))
-                        .toCompletableFuture());
+                commits.add(this.<GroupActor.Command, GroupActor.Freed>askPlain(groups.get(g),
+                        r -> new GroupActor.CommitFree(tx, r)).thenCompose(f -> f.reply().isOk()
+                        ? CompletableFuture.completedFuture(Done.getInstance())
+                        : CompletableFuture.<Done>failedFuture(f.reply().error())).toCompletableFuture());
             CompletableFuture.allOf(commits.toArray(CompletableFuture[]::new)).whenComplete((y, e) -> {
                 if (e == null) out.complete(null);
                 else out.completeExceptionally(typed(e));
@@ -653,9 +694,15 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         closed = true;
         while (sending.get() != 0) Thread.onSpinWait();
         try {
-            List<ActorRef<FileActor.Command>> live = AskPattern.<AllocatorActor.Command, List<ActorRef<FileActor.Command>>>ask(
-                    system, AllocatorActor.Shutdown::new, TIMEOUT, system.scheduler())
+            AskPattern.<AllocatorActor.Command, Done>ask(system, AllocatorActor.Shutdown::new, TIMEOUT, system.scheduler())
                     .toCompletableFuture().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            List<ActorRef<FileActor.Command>> live = new ArrayList<>();
+            List<CompletableFuture<List<ActorRef<FileActor.Command>>>> shardAcks = new ArrayList<>();
+            for (ActorRef<FileShard.Command> f : shards)
+                shardAcks.add(AskPattern.<FileShard.Command, List<ActorRef<FileActor.Command>>>ask(f,
+                        FileShard.Shutdown::new, TIMEOUT, system.scheduler()).toCompletableFuture());
+            for (CompletableFuture<List<ActorRef<FileActor.Command>>> a : shardAcks)
+                live.addAll(a.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
             List<CompletableFuture<Done>> acks = new ArrayList<>(groups.size() + live.size());
             for (ActorRef<FileActor.Command> f : live)
                 acks.add(AskPattern.<FileActor.Command, Done>ask(f, FileActor.Shutdown::new, TIMEOUT, system.scheduler())

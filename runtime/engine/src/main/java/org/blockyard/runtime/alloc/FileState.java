@@ -202,6 +202,11 @@ public final class FileState {
     }
 
     /** A transaction id for a two-phase free in the groups; negative, so never one of the extent interface's. */
+    /** The file whose {@link #nextTx} made {@code tx}. */
+    static long fileOfTx(long tx) {
+        return (-tx) >>> 24;
+    }
+
     long nextTx() {
         return -((id << 24) | (++txSeq & 0xFF_FFFFL));
     }

@@ -17,6 +17,7 @@ import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.FreeExtentPage;
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.api.alloc.MapRequest;
 
 /**
  * The baseline the actors are measured against: the same groups, files, policy, checks and
@@ -278,6 +279,29 @@ public final class GlobalLockAllocator implements BlockAllocator {
     @Override
     public CompletionStage<BlockRun> getBlocks(String file, long logicalBlock, int maxBlocks, boolean create) {
         return done(() -> getBlocks(openState(file), logicalBlock, maxBlocks, create));
+    }
+
+    /** The whole batch under one acquisition of the lock, in order; the first refusal ends it. */
+    @Override
+    public CompletionStage<List<BlockRun>> getBlocks(String file, List<MapRequest> requests) {
+        return done(() -> {
+            if (requests == null || requests.size() > MAX_BATCH)
+                throw new AllocationException.InvalidRequest("a batch holds 0 to " + MAX_BATCH + " requests, not "
+                        + (requests == null ? "null" : requests.size()));
+            FileState f = openState(file);
+            List<BlockRun> runs = new ArrayList<>(requests.size());
+            lock.lock(); // reentrant: each call below takes it again, cheaply, and no other caller slips in between
+            try {
+                for (MapRequest r : requests) {
+                    if (r == null)
+                        throw new AllocationException.InvalidRequest("request " + runs.size() + " of the batch is null");
+                    runs.add(getBlocks(f, r.logicalBlock(), r.maxBlocks(), r.create()));
+                }
+            } finally {
+                lock.unlock();
+            }
+            return List.copyOf(runs);
+        });
     }
 
     @Override

@@ -48,12 +48,18 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
      * The answer to {@link Allocate}; file actors take it directly, without an adapter. {@code error} is
      * set (and {@code outcome} null) when the group failed or is closed.
      */
-    public record Allocated(int group, BlockGroup.Outcome outcome, AllocationException error)
-            implements FileActor.Command {
-        public Allocated(int group, BlockGroup.Outcome outcome) {
-            this(group, outcome, null);
+    public record Allocated(int group, long file, BlockGroup.Outcome outcome, AllocationException error)
+            implements FileActor.Command, FileShard.Command {
+        public Allocated(int group, long file, BlockGroup.Outcome outcome) {
+            this(group, file, outcome, null);
         }
     }
+
+    /**
+     * The answer to {@link PrepareFree} and {@link CommitFree}, naming the release it answers (a file shard
+     * hosts many files' releases at once).
+     */
+    public record Freed(long tx, Reply<Done> reply) implements FileActor.Command, FileShard.Command {}
 
     /** ext3_discard_reservation for one file. */
     public record DiscardWindow(long file) implements Command {}
@@ -65,9 +71,9 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     public record Free(List<Extent> extents, ActorRef<Reply<Done>> replyTo) implements Command {}
 
     /** First phase of a release across groups: check and hold the extents; nothing is freed yet. */
-    public record PrepareFree(long tx, List<Extent> extents, ActorRef<Reply<Done>> replyTo) implements Command {}
+    public record PrepareFree(long tx, List<Extent> extents, ActorRef<Freed> replyTo) implements Command {}
 
-    public record CommitFree(long tx, ActorRef<Reply<Done>> replyTo) implements Command {}
+    public record CommitFree(long tx, ActorRef<Freed> replyTo) implements Command {}
 
     public record AbortFree(long tx) implements Command {}
 
@@ -186,10 +192,10 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
 
     /** Answers {@code m} (if it expects an answer) with {@code error}; changes nothing. */
     private Behavior<Command> refuse(Command m, AllocationException error) {
-        if (m instanceof Allocate a) a.replyTo().tell(new Allocated(group, null, error));
+        if (m instanceof Allocate a) a.replyTo().tell(new Allocated(group, a.request().file(), null, error));
         else if (m instanceof Free f) f.replyTo().tell(Reply.fail(error));
-        else if (m instanceof PrepareFree p) p.replyTo().tell(Reply.fail(error));
-        else if (m instanceof CommitFree c) c.replyTo().tell(Reply.fail(error));
+        else if (m instanceof PrepareFree p) p.replyTo().tell(new Freed(p.tx(), Reply.fail(error)));
+        else if (m instanceof CommitFree c) c.replyTo().tell(new Freed(c.tx(), Reply.fail(error)));
         else if (m instanceof ClaimExtents c) c.replyTo().tell(Reply.fail(error));
         else if (m instanceof FreeRuns f) f.replyTo().tell(Reply.fail(error));
         else if (m instanceof Inspect i) i.replyTo().tell(Reply.fail(error));
@@ -207,7 +213,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         // Searches in progress may have seen the state the fault left: answer them and start afresh.
         for (Running r : running.values()) {
             r.search().abandon();
-            r.replyTo().tell(new Allocated(group, null, failed));
+            r.replyTo().tell(new Allocated(group, r.search().request.file(), null, failed));
         }
         running.clear();
         try {
@@ -225,7 +231,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         AllocationException c = new AllocationException.Closed("the allocator closed while this request was served");
         for (Running r : running.values()) {
             r.search().abandon();
-            r.replyTo().tell(new Allocated(group, null, c));
+            r.replyTo().tell(new Allocated(group, r.search().request.file(), null, c));
         }
         running.clear();
         prepared.clear();
@@ -249,12 +255,12 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         BlockGroup.Started started = state.begin(m.request());
         BlockGroup.WindowSearch search = started.search();
         if (search == null) {
-            reply(m.replyTo(), started.outcome());
+            reply(m.replyTo(), m.request().file(), started.outcome());
             return this;
         }
         volume.countSlice();
         if (search.run(sliceWords, false)) {
-            reply(m.replyTo(), state.finish(search));
+            reply(m.replyTo(), m.request().file(), state.finish(search));
             return this;
         }
         long id = nextSearchId++;
@@ -273,7 +279,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
             return this;
         }
         running.remove(m.id());
-        reply(r.replyTo(), state.finish(r.search()));
+        reply(r.replyTo(), r.search().request.file(), state.finish(r.search()));
         return stash.isEmpty() ? this : stash.unstashAll(this);
     }
 
@@ -283,9 +289,9 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         volume.publishRuns(group, state.largestFreeRun(), state.freeRunBuckets());
     }
 
-    private void reply(ActorRef<Allocated> replyTo, BlockGroup.Outcome outcome) {
+    private void reply(ActorRef<Allocated> replyTo, long file, BlockGroup.Outcome outcome) {
         if (outcome.allocated()) publish();
-        replyTo.tell(new Allocated(group, outcome));
+        replyTo.tell(new Allocated(group, file, outcome));
     }
 
     private Behavior<Command> onDiscardWindow(DiscardWindow m) {
@@ -321,12 +327,12 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         AllocationException bad = heldByPrepare(m.extents());
         if (bad == null) bad = state.checkFree(m.extents());
         if (bad != null) {
-            m.replyTo().tell(Reply.fail(bad));
+            m.replyTo().tell(new Freed(m.tx(), Reply.fail(bad)));
             return this;
         }
         prepared.put(m.tx(), m.extents());
         timers.startSingleTimer(new ExpirePrepared(m.tx()), preparedExpiry);
-        m.replyTo().tell(Reply.ok(Done.getInstance()));
+        m.replyTo().tell(new Freed(m.tx(), Reply.ok(Done.getInstance())));
         return this;
     }
 
@@ -338,7 +344,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
                 ? new AllocationException.InvalidRequest("no prepared release " + m.tx() + " in group " + group)
                 : state.free(extents);
         publish();
-        m.replyTo().tell(bad == null ? Reply.ok(Done.getInstance()) : Reply.fail(bad));
+        m.replyTo().tell(new Freed(m.tx(), bad == null ? Reply.ok(Done.getInstance()) : Reply.fail(bad)));
         return this;
     }
 

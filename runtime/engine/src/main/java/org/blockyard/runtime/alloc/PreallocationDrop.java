@@ -19,47 +19,56 @@ import org.blockyard.api.alloc.Geometry;
 
 /**
  * One "give back every preallocation" round (ext4's discard of inode preallocations before ENOSPC), as a
- * short-lived child of the {@link AllocatorActor}: it asks every live file actor for its unused
- * preallocation, frees what they gave up in the groups, and answers the number of blocks freed only once
- * every group has applied its frees, so that an allocation retried after the answer sees them. A file
- * actor that stops before answering counts as having given back nothing.
+ * short-lived child of the {@link AllocatorActor}: it asks every file shard for the unused preallocations
+ * of its open files (a shard names the files' own actors, which answer for themselves), frees what they
+ * gave up in the groups, and answers the number of blocks freed only once every group has applied its
+ * frees, so that an allocation retried after the answer sees them. An actor that stops before answering
+ * counts as having given back nothing.
  */
 final class PreallocationDrop extends AbstractBehavior<PreallocationDrop.Command> {
 
     interface Command {}
 
-    /** A file actor's answer to {@link FileActor.DropPrealloc}: the preallocation it gave up (empty or one extent). */
-    record Returned(ActorRef<FileActor.Command> file, List<Extent> extents) implements Command {}
+    /**
+     * An answer to the round: the preallocations {@code from} gave up, and the actors that answer for
+     * themselves too ({@code alsoFrom}: a shard's files that have actors of their own).
+     */
+    record Returned(ActorRef<?> from, List<Extent> extents, List<ActorRef<?>> alsoFrom) implements Command {
+        Returned(ActorRef<?> from, List<Extent> extents) {
+            this(from, extents, List.of());
+        }
+    }
 
-    private record FileGone(ActorRef<FileActor.Command> file) implements Command {}
+    private record FileGone(ActorRef<?> file) implements Command {}
 
     private record Freed(Reply<Done> reply) implements Command {}
 
     private final Geometry geometry;
     private final List<ActorRef<GroupActor.Command>> groups;
     private final ActorRef<Long> replyTo;
-    private final Set<ActorRef<FileActor.Command>> pending = new HashSet<>();
+    private final Set<ActorRef<?>> pending = new HashSet<>();
+    private final Set<ActorRef<?>> early = new HashSet<>(); // answered before their shard named them
     private final List<Extent> returned = new ArrayList<>();
     private Map<Integer, List<Extent>> byGroup;
     private int freesOutstanding;
     private long freedBlocks;
 
-    static Behavior<Command> create(List<ActorRef<FileActor.Command>> files, List<ActorRef<GroupActor.Command>> groups,
+    static Behavior<Command> create(List<ActorRef<FileShard.Command>> shards, List<ActorRef<GroupActor.Command>> groups,
                                     Geometry geometry, ActorRef<Long> replyTo) {
-        return Behaviors.setup(ctx -> new PreallocationDrop(ctx, files, groups, geometry, replyTo).begin());
+        return Behaviors.setup(ctx -> new PreallocationDrop(ctx, shards, groups, geometry, replyTo).begin());
     }
 
-    private PreallocationDrop(ActorContext<Command> context, List<ActorRef<FileActor.Command>> files,
+    private PreallocationDrop(ActorContext<Command> context, List<ActorRef<FileShard.Command>> shards,
                               List<ActorRef<GroupActor.Command>> groups, Geometry geometry, ActorRef<Long> replyTo) {
         super(context);
         this.groups = groups;
         this.geometry = geometry;
         this.replyTo = replyTo;
         ActorRef<Returned> self = context.getSelf().narrow();
-        for (ActorRef<FileActor.Command> f : files) {
+        for (ActorRef<FileShard.Command> f : shards) {
             if (!pending.add(f)) continue;
             context.watchWith(f, new FileGone(f));
-            f.tell(new FileActor.DropPrealloc(self));
+            f.tell(new FileShard.DropPrealloc(self));
         }
     }
 
@@ -82,7 +91,12 @@ final class PreallocationDrop extends AbstractBehavior<PreallocationDrop.Command
             return this;
         }
         returned.addAll(m.extents());
-        if (pending.remove(m.file())) getContext().unwatch(m.file());
+        if (pending.remove(m.from())) getContext().unwatch(m.from());
+        else early.add(m.from());
+        for (ActorRef<?> a : m.alsoFrom()) {
+            if (early.remove(a) || !pending.add(a)) continue;
+            getContext().watchWith(a, new FileGone(a));
+        }
         return pending.isEmpty() ? freeReturned() : this;
     }
 

@@ -165,8 +165,9 @@ class FaultsAndShutdownTest {
             group.tell(new GroupActor.ClaimExtents(new BlockGroup.ExtentClaim(8, 1, 0, 1, -1, true), claims.getRef()));
             List<Extent> held = claims.receiveMessage().value();
             TestProbe<Reply<Done>> replies = kit.createTestProbe();
-            group.tell(new GroupActor.PrepareFree(7, held, replies.getRef()));
-            assertTrue(replies.receiveMessage().isOk());
+            TestProbe<GroupActor.Freed> freed = kit.createTestProbe();
+            group.tell(new GroupActor.PrepareFree(7, held, freed.getRef()));
+            assertTrue(freed.receiveMessage().reply().isOk());
             group.tell(new GroupActor.Free(held, replies.getRef()));
             assertInstanceOf(AllocationException.DoubleFree.class, replies.receiveMessage().error(),
                     "while prepared, the blocks are held");
@@ -176,8 +177,8 @@ class FaultsAndShutdownTest {
                 assertTrue(replies.receiveMessage().isOk(), "the prepared release was not aborted");
                 return null;
             });
-            group.tell(new GroupActor.CommitFree(7, replies.getRef()));
-            assertInstanceOf(AllocationException.InvalidRequest.class, replies.receiveMessage().error(),
+            group.tell(new GroupActor.CommitFree(7, freed.getRef()));
+            assertInstanceOf(AllocationException.InvalidRequest.class, freed.receiveMessage().reply().error(),
                     "a commit after the expiry finds nothing to commit");
         } finally {
             kit.shutdownTestKit();

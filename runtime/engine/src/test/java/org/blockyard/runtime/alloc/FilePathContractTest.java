@@ -20,6 +20,7 @@ import org.blockyard.api.alloc.BlockAllocator;
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.api.alloc.MapRequest;
 
 /** The file path's checks and guarantees, run over the actors and over the global-lock baseline alike. */
 class FilePathContractTest {
@@ -38,6 +39,8 @@ class FilePathContractTest {
         void release(List<Extent> extents);
 
         long freeBlocks();
+
+        List<BlockRun> batch(String file, List<MapRequest> requests);
 
         @Override
         void close();
@@ -72,6 +75,7 @@ class FilePathContractTest {
         public List<Extent> extents(String f) { return call(a.fileExtents(f)); }
         public void release(List<Extent> e) { call(a.release(e)); }
         public long freeBlocks() { return call(a.freeBlocks()); }
+        public List<BlockRun> batch(String f, List<MapRequest> r) { return call(a.getBlocks(f, r)); }
 
         public void close() {
             try {
@@ -111,6 +115,44 @@ class FilePathContractTest {
             assertEquals(8, last.blocks(), "the last blocks of the largest file can be allocated");
             BlockRun first = f.getBlocks("/f", 0, 1, true);
             assertTrue(first.physicalStart() != last.physicalStart(), "logical blocks never wrap onto each other");
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("implementations")
+    void aBatchMapsExactlyAsTheSameCallsOneAfterTheOther(String name, Function<Geometry, Files> impl) {
+        Geometry g = Geometry.of(4096, 4 * 4096, 4096);
+        List<MapRequest> appends = new ArrayList<>();
+        for (long l = 0; l < 300; l++) appends.add(MapRequest.allocate(l, 1));
+        appends.add(new MapRequest(5000, 3, false)); // a hole, looked up
+        appends.add(new MapRequest(0, 300, false)); // what the batch mapped, looked up
+        try (Files batched = impl.apply(g); Files single = impl.apply(g)) {
+            batched.open("/f");
+            single.open("/f");
+            List<BlockRun> runs = batched.batch("/f", appends);
+            List<BlockRun> one = new ArrayList<>();
+            for (MapRequest r : appends) one.add(single.getBlocks("/f", r.logicalBlock(), r.maxBlocks(), r.create()));
+            assertEquals(one, runs, "one run per request, in order, the same as single calls");
+            assertEquals(302, runs.size());
+            assertTrue(runs.get(300).isHole());
+            assertEquals(single.extents("/f"), batched.extents("/f"));
+            assertEquals(List.of(), batched.batch("/f", List.of()));
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("implementations")
+    void aRefusedRequestEndsTheBatchAndKeepsWhatCameBefore(String name, Function<Geometry, Files> impl) {
+        try (Files f = impl.apply(Geometry.of(4096, 2 * 4096, 4096))) {
+            f.open("/f");
+            List<MapRequest> bad = List.of(MapRequest.allocate(0, 4), MapRequest.allocate(-1, 1), MapRequest.allocate(4, 4));
+            refused(AllocationException.InvalidRequest.class, () -> f.batch("/f", bad));
+            assertEquals(4, f.getBlocks("/f", 0, 16, false).blocks(), "the request before the bad one was served");
+            assertTrue(f.getBlocks("/f", 4, 4, false).isHole(), "the one after it was not");
+            refused(AllocationException.InvalidRequest.class, () -> f.batch("/f", null));
+            refused(AllocationException.InvalidRequest.class,
+                    () -> f.batch("/f", java.util.Collections.nCopies(BlockAllocator.MAX_BATCH + 1, MapRequest.allocate(0, 1))));
+            refused(AllocationException.UnknownFile.class, () -> f.batch("/never", List.of(MapRequest.allocate(0, 1))));
         }
     }
 

@@ -1,0 +1,504 @@
+package org.blockyard.runtime.alloc;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import akka.Done;
+import akka.actor.typed.ActorRef;
+import org.slf4j.Logger;
+
+import org.blockyard.api.alloc.AllocationException;
+import org.blockyard.api.alloc.AllocationPolicy;
+import org.blockyard.api.alloc.BlockAllocator;
+import org.blockyard.api.alloc.BlockRun;
+import org.blockyard.api.alloc.Extent;
+import org.blockyard.api.alloc.Geometry;
+import org.blockyard.api.alloc.MapRequest;
+
+/**
+ * Serves one file's requests ({@link FileActor.Command}s) in order, without a thread or an actor of its
+ * own: the actor that hosts it (a {@link FileShard} for most files, a {@link FileActor} for one file)
+ * hands it each request and each answer from a group, and it answers through its {@link Driver}. An
+ * allocating {@code GetBlocks} runs the {@link FileAllocation} steps: the goal group is asked, then, if it
+ * cannot serve, the other groups in {@link GroupWalk} order, one at a time; before answering "no space" the
+ * host has every open file give back its preallocation and the walk is retried once. Other requests for
+ * this file wait in its own queue meanwhile; requests of other files never wait for it.
+ *
+ * <p>Blocks leave the file in two phases, as a release across groups does: every group concerned checks
+ * and holds them ({@code PrepareFree}), and only when all agreed does the map change and the groups free
+ * them ({@code CommitFree}); a refused truncate or discard leaves the file as it was.
+ *
+ * <p>Faults: a request that throws (a bug, or a policy plugin that threw) is answered with {@code Failed},
+ * as is the request in progress; a release still being prepared is aborted in its groups; the file goes on
+ * with the next request.
+ */
+final class FileServer {
+
+    /** What the hosting actor provides. */
+    interface Driver {
+        void tellGroup(int group, GroupActor.Command message);
+
+        /** Where groups send their {@link GroupActor.Allocated} answers for this file. */
+        ActorRef<GroupActor.Allocated> allocatedTo();
+
+        /** Where groups send their {@link GroupActor.Freed} answers for this file. */
+        ActorRef<GroupActor.Freed> freedTo();
+
+        /** Every open file gives back its preallocation; the answer comes to {@link #preallocationsDropped}. */
+        void dropPreallocations(FileServer file);
+
+        /** What an {@code Open} of this file answers. */
+        FileHandle handle(FileServer file);
+
+        /**
+         * The last writer closed the file. True when the host hands the file over now: the server then
+         * serves nothing more until {@link #resume}; the host passes {@link #takeWaiting} on.
+         */
+        boolean lastClosed(FileServer file);
+
+        Logger log();
+    }
+
+    /** Requests of one file that may wait while one of its allocations or truncates is in progress. */
+    static final int QUEUE_CAPACITY = 10_000;
+
+    final FileState file;
+    private Driver driver;
+    private AllocationPolicy policy;
+    private final VolumeState volume;
+    private final Geometry geometry;
+    private final int preallocMin;
+    private ArrayDeque<FileActor.Command> waiting; // made when a request first has to wait: most files never do
+    private final FileAllocation.Groups effects;
+    private boolean handedOver;
+    /** The file's own actor while it has one; set and read by its shard only. */
+    ActorRef<FileActor.Command> ownActor;
+
+    // The request in progress; at most one of allocating, batch and releasing is set.
+    private FileActor.GetBlocks allocating;
+    private FileActor.GetBlocksBatch batch;
+    private List<BlockRun> batchRuns;
+    private FileAllocation steps;
+    private Release releasing;
+
+    /** Blocks leaving the file: held in every group first, then the map changes, then the groups free them. */
+    private static final class Release {
+        final long tx;
+        final Map<Integer, List<Extent>> byGroup;
+        final long blocks;
+        final Runnable apply;
+        final ActorRef<Reply<Long>> replyTo;
+        boolean committing;
+        int outstanding;
+        AllocationException error;
+
+        Release(long tx, Map<Integer, List<Extent>> byGroup, long blocks, Runnable apply, ActorRef<Reply<Long>> replyTo) {
+            this.tx = tx;
+            this.byGroup = byGroup;
+            this.blocks = blocks;
+            this.apply = apply;
+            this.replyTo = replyTo;
+            this.outstanding = byGroup.size();
+        }
+    }
+
+    FileServer(FileState file, AllocationPolicy policy, VolumeState volume, int preallocMinWindowBlocks, Driver driver) {
+        this.file = file;
+        this.policy = policy;
+        this.volume = volume;
+        this.geometry = volume.geometry();
+        this.preallocMin = preallocMinWindowBlocks;
+        this.driver = driver;
+        this.effects = new FileAllocation.Groups() {
+            @Override
+            public void unclaim(Extent e) {
+                FileServer.this.driver.tellGroup(geometry.groupOf(e.start()), new GroupActor.Unclaim(e));
+            }
+
+            @Override
+            public void discardWindow(int group, long fileId) {
+                FileServer.this.driver.tellGroup(group, new GroupActor.DiscardWindow(fileId));
+            }
+        };
+    }
+
+    /** Another actor hosts this file from now on (a file that moved to an actor of its own). */
+    void driveBy(Driver d) {
+        this.driver = d;
+    }
+
+    /** The host this file was handed back to serves it from now on. */
+    void resume(Driver d) {
+        this.driver = d;
+        this.handedOver = false;
+    }
+
+    /** Whether the host handed the file over at its last close (see {@link Driver#lastClosed}). */
+    boolean handedOver() {
+        return handedOver;
+    }
+
+    /** The requests still waiting, in order, for the next host; the queue is left empty. */
+    List<FileActor.Command> takeWaiting() {
+        if (waiting == null || waiting.isEmpty()) return List.of();
+        List<FileActor.Command> out = new ArrayList<>(waiting);
+        waiting.clear();
+        return out;
+    }
+
+    AllocationPolicy policy() {
+        return policy;
+    }
+
+    boolean busy() {
+        return allocating != null || batch != null || releasing != null;
+    }
+
+    boolean idle() {
+        return !busy() && (waiting == null || waiting.isEmpty());
+    }
+
+    // ---- entry points -----------------------------------------------------------------------------------
+
+    /** A request for this file: served now, or queued behind the one in progress. */
+    void receive(FileActor.Command m) {
+        if (busy() || handedOver) {
+            if (waiting == null) waiting = new ArrayDeque<>(4);
+            if (waiting.size() < QUEUE_CAPACITY) {
+                waiting.add(m);
+            } else { // more requests waiting for this one file than the queue holds: refuse the newcomer
+                refuse(m, new AllocationException.InvalidRequest("file " + file.name + " already has "
+                        + QUEUE_CAPACITY + " requests waiting; wait for some answers before sending more"));
+            }
+            return;
+        }
+        guarded(m, () -> serve(m));
+        drain();
+    }
+
+    /** A group's answer to this file's {@code Allocate}. */
+    void allocated(GroupActor.Allocated a) {
+        if (steps == null) return; // the request it answers was failed or closed meanwhile
+        volume.countMessage();
+        // A group that failed or is closed allocated nothing there: the request ends with its error.
+        guarded(a, () -> step(a.error() != null ? new FileAllocation.Answer(Reply.fail(a.error()))
+                : steps.answer(a.group(), a.outcome())));
+        drain();
+    }
+
+    /** The answer to {@link Driver#dropPreallocations}. */
+    void preallocationsDropped(long blocks) {
+        if (steps == null) return;
+        volume.countMessage();
+        guarded(null, () -> step(steps.preallocationsDropped(blocks)));
+        drain();
+    }
+
+    /** A group's answer to this file's {@code PrepareFree} or {@code CommitFree}. */
+    void freed(GroupActor.Freed f) {
+        Release r = releasing;
+        if (r == null || r.tx != f.tx()) return;
+        volume.countMessage();
+        guarded(f, () -> onFreed(r, f.reply()));
+        drain();
+    }
+
+    /** Gives up the unused preallocation, even while a request is in progress; the caller frees it. */
+    Extent takePreallocation() {
+        volume.countMessage();
+        return file.dropPrealloc();
+    }
+
+    /**
+     * The allocator is closing: the request in progress and every waiting one are answered with {@code closed}.
+     */
+    void shutdown(AllocationException closed) {
+        if (allocating != null) allocating.replyTo().tell(Reply.fail(closed));
+        if (batch != null) batch.replyTo().tell(Reply.fail(closed));
+        if (releasing != null) releasing.replyTo.tell(Reply.fail(closed));
+        allocating = null;
+        batch = null;
+        steps = null;
+        releasing = null;
+        while (waiting != null && !waiting.isEmpty()) refuse(waiting.poll(), closed);
+    }
+
+    /** Answers {@code m}, if it expects an answer, with {@code e}. */
+    static void refuse(Object m, AllocationException e) {
+        if (m instanceof FileActor.GetBlocks g) g.replyTo().tell(Reply.fail(e));
+        else if (m instanceof FileActor.GetBlocksBatch b) b.replyTo().tell(Reply.fail(e));
+        else if (m instanceof FileActor.Truncate t) t.replyTo().tell(Reply.fail(e));
+        else if (m instanceof FileActor.MarkWritten w) w.replyTo().tell(Reply.fail(e));
+        else if (m instanceof FileActor.DiscardUnwritten d) d.replyTo().tell(Reply.fail(e));
+        else if (m instanceof FileActor.Close c) c.replyTo().tell(Reply.fail(e));
+        else if (m instanceof FileActor.Open o) o.replyTo().tell(Reply.fail(e));
+        else if (m instanceof FileActor.Extents x) x.replyTo().tell(Reply.fail(e));
+        else if (m instanceof FileActor.Held h) h.replyTo().tell(Reply.fail(e));
+    }
+
+    // ---- the queue and the guard ------------------------------------------------------------------------
+
+    /** Serves waiting requests until one has to wait for a group. */
+    private void drain() {
+        while (!busy() && !handedOver && waiting != null && !waiting.isEmpty()) {
+            FileActor.Command next = waiting.poll();
+            guarded(next, () -> serve(next));
+        }
+    }
+
+    private void guarded(Object m, Runnable r) {
+        try {
+            r.run();
+        } catch (RuntimeException e) {
+            String what = m == null ? "a request" : m.getClass().getSimpleName();
+            driver.log().error("file {}: {} failed; answering it with an error", file.name, what, e);
+            AllocationException failed = new AllocationException.Failed("file " + file.name + ": " + what + " failed: " + e);
+            if (m != null) refuse(m, failed);
+            if (allocating != null && allocating != m) allocating.replyTo().tell(Reply.fail(failed));
+            if (batch != null && batch != m) batch.replyTo().tell(Reply.fail(failed));
+            if (releasing != null) {
+                if (!releasing.committing)
+                    for (int g : releasing.byGroup.keySet()) driver.tellGroup(g, new GroupActor.AbortFree(releasing.tx));
+                releasing.replyTo.tell(Reply.fail(failed));
+            }
+            allocating = null;
+            batch = null;
+            steps = null;
+            releasing = null;
+        }
+    }
+
+    private void serve(FileActor.Command m) {
+        if (m instanceof FileActor.GetBlocks g) onGetBlocks(g);
+        else if (m instanceof FileActor.GetBlocksBatch b) onGetBlocksBatch(b);
+        else if (m instanceof FileActor.MarkWritten w) onMarkWritten(w);
+        else if (m instanceof FileActor.Open o) onOpen(o);
+        else if (m instanceof FileActor.Close c) onClose(c);
+        else if (m instanceof FileActor.Truncate t) onTruncate(t);
+        else if (m instanceof FileActor.DiscardUnwritten d) onDiscardUnwritten(d);
+        else if (m instanceof FileActor.Extents x) onExtents(x);
+        else if (m instanceof FileActor.Held h) onHeld(h);
+        else if (m instanceof FileActor.UsePolicy u) onUsePolicy(u);
+        else throw new IllegalArgumentException("not a file request: " + m);
+    }
+
+    // ---- getBlocks ------------------------------------------------------------------------------------
+
+    private void onGetBlocks(FileActor.GetBlocks m) {
+        volume.countMessage();
+        FileAllocation a = new FileAllocation(file, policy, volume, preallocMin, effects, m.logicalBlock(),
+                m.maxBlocks(), m.create());
+        allocating = m;
+        steps = a;
+        step(a.start());
+    }
+
+    private void onGetBlocksBatch(FileActor.GetBlocksBatch m) {
+        volume.countMessage();
+        if (m.requests() == null || m.requests().size() > BlockAllocator.MAX_BATCH) {
+            m.replyTo().tell(Reply.fail(new AllocationException.InvalidRequest("a batch holds 0 to "
+                    + BlockAllocator.MAX_BATCH + " requests, not " + (m.requests() == null ? "null" : m.requests().size()))));
+            return;
+        }
+        batch = m;
+        batchRuns = new ArrayList<>(m.requests().size());
+        runBatch();
+    }
+
+    /** Serves the batch's requests in order while each is answered at once; returns when one asks a group. */
+    private void runBatch() {
+        while (batchRuns.size() < batch.requests().size()) {
+            MapRequest r = batch.requests().get(batchRuns.size());
+            if (r == null) {
+                endBatch(Reply.fail(new AllocationException.InvalidRequest("request " + batchRuns.size()
+                        + " of the batch is null")));
+                return;
+            }
+            steps = new FileAllocation(file, policy, volume, preallocMin, effects, r.logicalBlock(), r.maxBlocks(),
+                    r.create());
+            FileAllocation.Step s = steps.start();
+            if (!(s instanceof FileAllocation.Answer a)) {
+                step(s);
+                return;
+            }
+            if (!batchAnswer(a.reply())) return;
+        }
+        endBatch(Reply.ok(List.copyOf(batchRuns)));
+    }
+
+    /** Takes one request's answer; false when it ended the batch. */
+    private boolean batchAnswer(Reply<BlockRun> reply) {
+        if (!reply.isOk()) {
+            AllocationException e = reply.error();
+            endBatch(Reply.fail(batch.requests().size() == 1 ? e : withIndex(e, batchRuns.size(), batch.requests().size())));
+            return false;
+        }
+        batchRuns.add(reply.value());
+        return true;
+    }
+
+    private static AllocationException withIndex(AllocationException e, int index, int of) {
+        // The same type, so callers can tell NoSpace from a bad range; the message says which request.
+        String msg = "request " + index + " of " + of + " in the batch: " + e.getMessage();
+        if (e instanceof AllocationException.NoSpace) return new AllocationException.NoSpace(msg);
+        if (e instanceof AllocationException.OutOfRange) return new AllocationException.OutOfRange(msg);
+        if (e instanceof AllocationException.InvalidRequest) return new AllocationException.InvalidRequest(msg);
+        if (e instanceof AllocationException.UnknownFile) return new AllocationException.UnknownFile(msg);
+        return e;
+    }
+
+    private void endBatch(Reply<List<BlockRun>> reply) {
+        FileActor.GetBlocksBatch m = batch;
+        batch = null;
+        batchRuns = null;
+        steps = null;
+        m.replyTo().tell(reply);
+    }
+
+    private void step(FileAllocation.Step s) {
+        if (s instanceof FileAllocation.Ask ask) {
+            driver.tellGroup(ask.group(), new GroupActor.Allocate(ask.request(), driver.allocatedTo()));
+            return;
+        }
+        if (s instanceof FileAllocation.DropPreallocations) {
+            driver.dropPreallocations(this);
+            return;
+        }
+        if (batch != null) {
+            if (batchAnswer(((FileAllocation.Answer) s).reply())) runBatch();
+            return;
+        }
+        FileActor.GetBlocks m = allocating;
+        allocating = null;
+        steps = null;
+        m.replyTo().tell(((FileAllocation.Answer) s).reply());
+    }
+
+    // ---- blocks leaving the file ------------------------------------------------------------------------
+
+    private void onTruncate(FileActor.Truncate m) {
+        volume.countMessage();
+        AllocationException bad = FileAllocation.checkTruncate(file, m.fromLogicalBlock());
+        if (bad != null) {
+            m.replyTo().tell(Reply.fail(bad));
+            return;
+        }
+        // ext3_truncate drops the window, since the block map is about to change; done only once the
+        // groups agreed, so that a refused truncate changes nothing.
+        release(file.extentsFrom(m.fromLogicalBlock()), () -> {
+            discardWindow();
+            file.truncate(m.fromLogicalBlock());
+        }, m.replyTo());
+    }
+
+    private void onDiscardUnwritten(FileActor.DiscardUnwritten m) {
+        volume.countMessage();
+        AllocationException bad = FileAllocation.checkRange(file, "discardUnwritten", m.logicalBlock(), m.blocks());
+        if (bad != null) {
+            m.replyTo().tell(Reply.fail(bad));
+            return;
+        }
+        // The write that allocated these blocks failed: the stream is broken, so its preallocation goes too.
+        release(file.unwrittenIn(m.logicalBlock(), m.blocks()), () -> {
+            dropPrealloc();
+            file.discardUnwritten(m.logicalBlock(), m.blocks());
+        }, m.replyTo());
+    }
+
+    private void release(List<Extent> extents, Runnable apply, ActorRef<Reply<Long>> replyTo) {
+        Map<Integer, List<Extent>> byGroup = FileActor.splitByGroup(geometry, extents);
+        if (byGroup.isEmpty()) {
+            apply.run();
+            replyTo.tell(Reply.ok(0L));
+            return;
+        }
+        long blocks = 0;
+        for (Extent e : extents) blocks += e.blocks();
+        releasing = new Release(file.nextTx(), byGroup, blocks, apply, replyTo);
+        byGroup.forEach((g, list) -> driver.tellGroup(g, new GroupActor.PrepareFree(releasing.tx, list, driver.freedTo())));
+    }
+
+    private void onFreed(Release r, Reply<Done> reply) {
+        if (!reply.isOk() && r.error == null) r.error = reply.error();
+        if (--r.outstanding > 0) return;
+        if (!r.committing) {
+            if (r.error != null) {
+                for (int g : r.byGroup.keySet()) driver.tellGroup(g, new GroupActor.AbortFree(r.tx));
+                releasing = null;
+                r.replyTo.tell(Reply.fail(r.error));
+                return;
+            }
+            // Every group holds its blocks: nothing can refuse the release any more.
+            r.apply.run();
+            r.committing = true;
+            r.outstanding = r.byGroup.size();
+            for (int g : r.byGroup.keySet()) driver.tellGroup(g, new GroupActor.CommitFree(r.tx, driver.freedTo()));
+            return;
+        }
+        releasing = null;
+        if (r.error != null)
+            driver.log().error("file {}: a group refused to commit a release it had prepared: {}", file.name,
+                    r.error.getMessage());
+        r.replyTo.tell(r.error == null ? Reply.ok(r.blocks) : Reply.fail(r.error));
+    }
+
+    // ---- the rest ------------------------------------------------------------------------------------
+
+    private void onMarkWritten(FileActor.MarkWritten m) {
+        volume.countMessage();
+        AllocationException bad = FileAllocation.checkRange(file, "markWritten", m.logicalBlock(), m.blocks());
+        m.replyTo().tell(bad != null ? Reply.fail(bad) : Reply.ok(file.markWritten(m.logicalBlock(), m.blocks())));
+    }
+
+    private void onOpen(FileActor.Open m) {
+        volume.countMessage();
+        if (file.writers++ == 0) volume.fileOpened(file.homeGroup);
+        m.replyTo().tell(Reply.ok(driver.handle(this)));
+    }
+
+    private void onClose(FileActor.Close m) {
+        volume.countMessage();
+        if (file.writers == 0) {
+            m.replyTo().tell(Reply.fail(FileAllocation.notOpen(file)));
+            return;
+        }
+        boolean last = --file.writers == 0;
+        if (last) {
+            discardWindow(); // ext3_release_file: the last writer's close drops the window
+            volume.fileClosed(file.homeGroup);
+        }
+        m.replyTo().tell(Reply.ok(last));
+        if (last && driver.lastClosed(this)) handedOver = true;
+    }
+
+    private void onExtents(FileActor.Extents m) {
+        volume.countMessage();
+        m.replyTo().tell(Reply.ok(file.extents()));
+    }
+
+    private void onHeld(FileActor.Held m) {
+        volume.countMessage();
+        List<Extent> held = new ArrayList<>(file.extents());
+        if (file.preBlocks > 0) held.add(new Extent(file.prePhysical, file.preBlocks));
+        m.replyTo().tell(Reply.ok(held));
+    }
+
+    private void onUsePolicy(FileActor.UsePolicy m) {
+        policy = m.policy();
+        discardWindow();
+        file.windowGoalBlocks = policy.initialWindowBlocks();
+    }
+
+    private void dropPrealloc() {
+        Extent e = file.dropPrealloc();
+        if (e != null) effects.unclaim(e);
+    }
+
+    private void discardWindow() {
+        dropPrealloc();
+        if (file.windowGroup >= 0) effects.discardWindow(file.windowGroup, file.id);
+        file.windowDiscarded();
+    }
+}

@@ -1,0 +1,350 @@
+package org.blockyard.runtime.alloc;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import akka.Done;
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.Behavior;
+import akka.actor.typed.javadsl.AbstractBehavior;
+import akka.actor.typed.javadsl.ActorContext;
+import akka.actor.typed.javadsl.Behaviors;
+import akka.actor.typed.javadsl.Receive;
+import org.slf4j.Logger;
+
+import org.blockyard.api.alloc.AllocationException;
+import org.blockyard.api.alloc.AllocationPolicy;
+import org.blockyard.api.alloc.Extent;
+
+/**
+ * One part of the file table, as an actor: it keeps the files whose names hash to it (their
+ * {@link FileState}s, open or closed, as an inode table does) and serves their requests, each file through
+ * its own {@link FileServer}, so that a file costs no actor of its own. Requests of one file are served in
+ * order; requests of different files never wait for each other here: a file whose allocation waits for a
+ * group (a long window search) holds only its own queue. The bitmap work happens in the group actors; a
+ * shard only updates extent maps, which takes well under a microsecond per request, so a few shards keep
+ * up with every core (see {@code blockyard.alloc.file-shards}).
+ *
+ * <p>Opening a file costs one message and, for a new file, the policy's choice of home group.
+ *
+ * <p>Answers from groups name the file ({@link GroupActor.Allocated#file()}) or the release
+ * ({@link GroupActor.Freed#tx()}), so the shard hands each to its file. "Give back every preallocation"
+ * rounds are shared: files that run out of space while one round is on their way wait for its answer.
+ */
+public final class FileShard extends AbstractBehavior<FileShard.Command> {
+
+    public interface Command {}
+
+    /** Opens {@code file} (creating it on first open) and answers its handle. */
+    public record Open(String file, ActorRef<Reply<FileHandle>> replyTo) implements Command {}
+
+    /** A file's mapped extents (or with {@code held} also its preallocation), open or closed. */
+    public record FileExtents(String file, boolean held, ActorRef<Reply<List<Extent>>> replyTo) implements Command {}
+
+    /** The handle of an open file; UnknownFile when it was never opened or is closed. */
+    public record Lookup(String file, ActorRef<Reply<FileHandle>> replyTo) implements Command {}
+
+    /** A request for one hosted file, as {@link FileHandle#tell} sends it. */
+    record ToFile(FileServer server, FileActor.Command command) implements Command {}
+
+    /** Every open file here gives back its unused preallocation (one "give back" round asks every shard). */
+    record DropPrealloc(ActorRef<PreallocationDrop.Returned> replyTo) implements Command {}
+
+    /**
+     * From a file's own actor at the file's last close: the shard serves the file again, starting with
+     * the requests that waited behind the close; then it stops the actor.
+     */
+    record Passivate(FileServer server, ActorRef<FileActor.Command> actor, List<FileActor.Command> waiting)
+            implements Command {}
+
+    /** The answer of the "give back" round this shard asked for. */
+    private record Dropped(long blocks) implements Command {}
+
+    public record UsePolicy(AllocationPolicy policy) implements Command {}
+
+    /**
+     * The allocator is closing: every request held and every later one is answered with {@code Closed};
+     * answers the files' own actors alive now, which the caller shuts down in turn.
+     */
+    public record Shutdown(ActorRef<List<ActorRef<FileActor.Command>>> replyTo) implements Command {}
+
+    private final AllocatorSettings settings;
+    private final VolumeState volume;
+    private final List<ActorRef<GroupActor.Command>> groups;
+    private final ActorRef<AllocatorActor.Command> allocator;
+    private final int index;
+    private final int shards;
+    private final long ownActorAfterBlocks;
+    private int ownActors;
+    private AllocationPolicy policy;
+    private final Map<String, FileServer> byName = new HashMap<>();
+    private final Map<Long, FileServer> byId = new HashMap<>();
+    private final List<FileServer> waitingForDrop = new ArrayList<>();
+    /** Files with at least one writer: the ones that hold windows and preallocations. */
+    private final Set<FileServer> open = new HashSet<>();
+    private final ActorRef<Long> droppedAdapter;
+    private final FileServer.Driver driver;
+    private long nextLocalId = 1;
+    private boolean dropping;
+    private boolean closed;
+
+    static Behavior<Command> create(AllocatorSettings settings, AllocationPolicy policy, VolumeState volume,
+                                    List<ActorRef<GroupActor.Command>> groups, ActorRef<AllocatorActor.Command> allocator,
+                                    int index, int shards, long ownActorAfterBlocks) {
+        return Behaviors.setup(ctx -> new FileShard(ctx, settings, policy, volume, groups, allocator, index, shards,
+                ownActorAfterBlocks));
+    }
+
+    /** The shard of {@code file} among {@code shards}. */
+    public static int shardOf(String file, int shards) {
+        return Math.floorMod(file.hashCode() * 0x9E3779B1, shards);
+    }
+
+    private FileShard(ActorContext<Command> context, AllocatorSettings settings, AllocationPolicy policy,
+                      VolumeState volume, List<ActorRef<GroupActor.Command>> groups,
+                      ActorRef<AllocatorActor.Command> allocator, int index, int shards, long ownActorAfterBlocks) {
+        super(context);
+        this.ownActorAfterBlocks = ownActorAfterBlocks;
+        this.settings = settings;
+        this.policy = policy;
+        this.volume = volume;
+        this.groups = groups;
+        this.allocator = allocator;
+        this.index = index;
+        this.shards = shards;
+        this.droppedAdapter = context.messageAdapter(Long.class, Dropped::new);
+        ActorRef<Command> self = context.getSelf();
+        this.driver = new FileServer.Driver() {
+            @Override
+            public void tellGroup(int group, GroupActor.Command message) {
+                groups.get(group).tell(message);
+            }
+
+            @Override
+            public ActorRef<GroupActor.Allocated> allocatedTo() {
+                return self.narrow();
+            }
+
+            @Override
+            public ActorRef<GroupActor.Freed> freedTo() {
+                return self.narrow();
+            }
+
+            @Override
+            public void dropPreallocations(FileServer file) {
+                waitingForDrop.add(file);
+                if (!dropping) {
+                    dropping = true;
+                    allocator.tell(new AllocatorActor.DropPreallocations(droppedAdapter));
+                }
+            }
+
+            @Override
+            public FileHandle handle(FileServer file) {
+                return new FileHandle(file.file.name, self, file);
+            }
+
+            @Override
+            public boolean lastClosed(FileServer file) {
+                open.remove(file);
+                return false; // nothing to hand over: the file's state stays here, closed, for the next open
+            }
+
+            @Override
+            public Logger log() {
+                return getContext().getLog();
+            }
+        };
+    }
+
+    @Override
+    public Receive<Command> createReceive() {
+        return newReceiveBuilder().onMessage(Command.class, this::guarded).build();
+    }
+
+    /** Serves one message; a fault answers it with {@code Failed} and the shard goes on. */
+    private Behavior<Command> guarded(Command m) {
+        try {
+            if (closed) {
+                refuse(m, new AllocationException.Closed("the allocator is closed"));
+                return this;
+            }
+            serve(m);
+        } catch (RuntimeException e) {
+            getContext().getLog().error("file shard {}: {} failed; answering it with an error", index,
+                    m.getClass().getSimpleName(), e);
+            refuse(m, new AllocationException.Failed("file shard " + index + ": " + m.getClass().getSimpleName()
+                    + " failed: " + e));
+        }
+        return this;
+    }
+
+    private void serve(Command m) {
+        if (m instanceof ToFile t) onToFile(t);
+        else if (m instanceof GroupActor.Allocated a) onAllocated(a);
+        else if (m instanceof Open o) onOpen(o);
+        else if (m instanceof GroupActor.Freed f) onFreed(f);
+        else if (m instanceof FileExtents x) onFileExtents(x);
+        else if (m instanceof Lookup l) onLookup(l);
+        else if (m instanceof Dropped d) onDropped(d);
+        else if (m instanceof DropPrealloc d) onDropPrealloc(d);
+        else if (m instanceof UsePolicy u) onUsePolicy(u);
+        else if (m instanceof Passivate p) onPassivate(p);
+        else if (m instanceof Shutdown s) onShutdown(s);
+        else throw new IllegalArgumentException("unknown message " + m);
+    }
+
+    private void refuse(Command m, AllocationException e) {
+        if (m instanceof ToFile t) FileServer.refuse(t.command(), e);
+        else if (m instanceof Open o) o.replyTo().tell(Reply.fail(e));
+        else if (m instanceof FileExtents x) x.replyTo().tell(Reply.fail(e));
+        else if (m instanceof Lookup l) l.replyTo().tell(Reply.fail(e));
+        else if (m instanceof DropPrealloc d) d.replyTo().tell(new PreallocationDrop.Returned(getContext().getSelf(), List.of()));
+        else if (m instanceof Shutdown s) s.replyTo().tell(List.of());
+        else if (m instanceof Passivate p) p.actor().tell(FileActor.Stop.INSTANCE);
+        else if (m instanceof GroupActor.Allocated a) giveBackLate(a);
+    }
+
+    private void onOpen(Open m) {
+        if (m.file() == null || m.file().isBlank()) {
+            m.replyTo().tell(Reply.fail(new AllocationException.InvalidRequest("a file needs a non-empty name")));
+            return;
+        }
+        FileServer s = byName.get(m.file());
+        if (s == null) {
+            int home;
+            try {
+                home = policy.homeGroup(m.file(), volume);
+            } catch (RuntimeException bug) {
+                getContext().getLog().error("policy {} failed to choose a home group for {}; using group 0",
+                        policy.id(), m.file(), bug);
+                home = 0;
+            }
+            if (home < 0 || home >= groups.size()) home = 0;
+            long id = (nextLocalId++) * shards + index;
+            s = new FileServer(new FileState(id, m.file(), home, policy.initialWindowBlocks()), policy, volume,
+                    settings.preallocMinWindowBlocks(), driver);
+            byName.put(m.file(), s);
+            byId.put(id, s);
+        } else if (s.ownActor == null && provenStream(s)) {
+            s.ownActor = getContext().spawnAnonymous(FileActor.create(s, getContext().getSelf(), allocator, groups));
+            ownActors++;
+        }
+        if (s.ownActor != null) {
+            s.ownActor.tell(new FileActor.Open(m.replyTo()));
+        } else {
+            // A closed file missed the policy switches (only open files are told): it catches up now.
+            if (s.file.writers == 0 && s.policy() != policy) s.receive(new FileActor.UsePolicy(policy));
+            s.receive(new FileActor.Open(m.replyTo()));
+        }
+        open.add(s);
+    }
+
+    /**
+     * A closed file that grew to a stream gets an actor of its own at its next open, once it reached
+     * {@code blockyard.alloc.own-actor-after-blocks} or its reservation window grew beyond its first size.
+     */
+    private boolean provenStream(FileServer s) {
+        if (ownActorAfterBlocks <= 0 || s.file.writers > 0 || !s.idle()) return false;
+        return s.file.mappedBlocks() >= ownActorAfterBlocks || s.file.windowGoalBlocks > policy.initialWindowBlocks();
+    }
+
+    private void onToFile(ToFile t) {
+        FileServer s = t.server();
+        if (s.ownActor != null) s.ownActor.tell(t.command()); // a handle from before the file got its actor
+        else s.receive(t.command());
+    }
+
+    private void onPassivate(Passivate p) {
+        FileServer s = p.server();
+        if (s.ownActor == null || !s.ownActor.equals(p.actor())) return;
+        s.ownActor = null;
+        ownActors--;
+        open.remove(s);
+        p.actor().tell(FileActor.Stop.INSTANCE);
+        s.resume(driver);
+        for (FileActor.Command c : p.waiting()) s.receive(c);
+    }
+
+    private void onAllocated(GroupActor.Allocated a) {
+        FileServer s = byId.get(a.file());
+        if (s == null) giveBackLate(a);
+        else s.allocated(a);
+    }
+
+    /** An allocation no file waits for (its request failed meanwhile): its blocks go back. */
+    private void giveBackLate(GroupActor.Allocated a) {
+        if (a.outcome() != null && a.outcome().allocated())
+            groups.get(a.group()).tell(new GroupActor.Unclaim(new Extent(a.outcome().start(), a.outcome().blocks())));
+    }
+
+    private void onFreed(GroupActor.Freed f) {
+        FileServer s = byId.get(FileState.fileOfTx(f.tx()));
+        if (s != null) s.freed(f);
+    }
+
+    private AllocationException unknown(String file, FileServer s) {
+        return new AllocationException.UnknownFile(s == null ? "file " + file + " was never opened"
+                : "file " + file + " is not open (closed by its last writer)");
+    }
+
+    private void onLookup(Lookup m) {
+        FileServer s = byName.get(m.file());
+        m.replyTo().tell(s != null && s.file.writers > 0 ? Reply.ok(driver.handle(s)) : Reply.fail(unknown(m.file(), s)));
+    }
+
+    private void onFileExtents(FileExtents m) {
+        FileServer s = byName.get(m.file());
+        if (s == null) m.replyTo().tell(Reply.fail(unknown(m.file(), null)));
+        else s.receive(m.held() ? new FileActor.Held(m.replyTo()) : new FileActor.Extents(m.replyTo()));
+    }
+
+    private void onDropped(Dropped d) {
+        dropping = false;
+        List<FileServer> waiting = new ArrayList<>(waitingForDrop);
+        waitingForDrop.clear();
+        for (FileServer s : waiting) s.preallocationsDropped(d.blocks());
+    }
+
+    /** Hosted files give back their preallocations here; files with an actor of their own answer the round themselves. */
+    private void onDropPrealloc(DropPrealloc m) {
+        List<Extent> returned = new ArrayList<>();
+        List<ActorRef<?>> alsoFrom = new ArrayList<>(ownActors);
+        for (FileServer s : new ArrayList<>(open)) {
+            if (s.ownActor != null) {
+                s.ownActor.tell(new FileActor.DropPrealloc(m.replyTo()));
+                alsoFrom.add(s.ownActor);
+                continue;
+            }
+            if (s.file.preBlocks == 0) continue;
+            Extent e = s.takePreallocation();
+            if (e != null) returned.add(e);
+        }
+        m.replyTo().tell(new PreallocationDrop.Returned(getContext().getSelf(), returned, alsoFrom));
+    }
+
+    private void onUsePolicy(UsePolicy m) {
+        policy = m.policy();
+        FileActor.UsePolicy use = new FileActor.UsePolicy(policy);
+        for (FileServer s : new ArrayList<>(open)) {
+            if (s.ownActor != null) s.ownActor.tell(use);
+            else s.receive(use);
+        }
+    }
+
+    private void onShutdown(Shutdown m) {
+        closed = true;
+        AllocationException c = new AllocationException.Closed("the allocator closed before this request was served");
+        List<ActorRef<FileActor.Command>> own = new ArrayList<>(ownActors);
+        for (FileServer s : byId.values()) {
+            if (s.ownActor != null) own.add(s.ownActor);
+            else s.shutdown(c);
+        }
+        waitingForDrop.clear();
+        m.replyTo().tell(own);
+    }
+}
