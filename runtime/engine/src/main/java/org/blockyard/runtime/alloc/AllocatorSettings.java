@@ -22,7 +22,7 @@ public record AllocatorSettings(Geometry geometry, AllocationPolicy policy, int 
     }
 
     public static AllocatorSettings of(Geometry geometry, AllocationPolicy policy) {
-        return new AllocatorSettings(geometry, policy, 512, 100_000, 64);
+        return new AllocatorSettings(geometry, policy, 512, 100_000, 8);
     }
 
     public AllocatorSettings withSliceWords(int words) {

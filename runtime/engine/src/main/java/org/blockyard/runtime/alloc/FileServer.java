@@ -465,12 +465,19 @@ final class FileServer {
             return;
         }
         boolean last = --file.writers == 0;
-        if (last) {
-            discardWindow(); // ext3_release_file: the last writer's close drops the window
-            volume.fileClosed(file.homeGroup);
+        if (!last) {
+            m.replyTo().tell(Reply.ok(false));
+            return;
         }
-        m.replyTo().tell(Reply.ok(last));
-        if (last && driver.lastClosed(this)) handedOver = true;
+        // ext3_release_file: the last writer's close drops the window. The preallocation goes back first, and
+        // its group answers the close once the blocks are free again.
+        Extent pre = file.dropPrealloc();
+        discardWindow();
+        volume.fileClosed(file.homeGroup);
+        if (pre != null)
+            driver.tellGroup(geometry.groupOf(pre.start()), GroupActor.Unclaim.thenAnswer(pre, Reply.ok(true), m.replyTo()));
+        else m.replyTo().tell(Reply.ok(true));
+        if (driver.lastClosed(this)) handedOver = true;
     }
 
     private void onExtents(FileActor.Extents m) {

@@ -57,7 +57,7 @@ public final class GlobalLockAllocator implements BlockAllocator {
     };
 
     public GlobalLockAllocator(Geometry geometry, AllocationPolicy policy) {
-        this(geometry, policy, 64);
+        this(geometry, policy, 8);
     }
 
     public GlobalLockAllocator(Geometry geometry, AllocationPolicy policy, int preallocMinWindowBlocks) {

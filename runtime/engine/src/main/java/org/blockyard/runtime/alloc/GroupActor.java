@@ -65,7 +65,19 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     public record DiscardWindow(long file) implements Command {}
 
     /** A file gives back its unused preallocation (no answer: it cannot fail unless the file is wrong). */
-    public record Unclaim(Extent extent) implements Command {}
+    public record Unclaim(Extent extent, Reply<Boolean> answer, ActorRef<Reply<Boolean>> answerTo) implements Command {
+        public Unclaim(Extent extent) {
+            this(extent, null, null);
+        }
+
+        /**
+         * Frees {@code extent}, then tells {@code answer} to {@code answerTo}: a file's last close is answered
+         * only once its preallocation is free again, so a free count read after it counts those blocks.
+         */
+        public static Unclaim thenAnswer(Extent extent, Reply<Boolean> answer, ActorRef<Reply<Boolean>> answerTo) {
+            return new Unclaim(extent, answer, answerTo);
+        }
+    }
 
     /** Frees extents of this group, all or none. */
     public record Free(List<Extent> extents, ActorRef<Reply<Done>> replyTo) implements Command {}
@@ -201,6 +213,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         else if (m instanceof Inspect i) i.replyTo().tell(Reply.fail(error));
         else if (m instanceof Count c) c.replyTo().tell(Reply.fail(error));
         else if (m instanceof Shutdown s) s.replyTo().tell(Done.getInstance());
+        else if (m instanceof Unclaim u && u.answerTo() != null) u.answerTo().tell(u.answer());
         return this;
     }
 
@@ -306,6 +319,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         if (bad != null) getContext().getLog().error("group {}: returned preallocation {} refused: {}", group, m.extent(),
                 bad.getMessage());
         publish();
+        if (m.answerTo() != null) m.answerTo().tell(m.answer());
         return this;
     }
 

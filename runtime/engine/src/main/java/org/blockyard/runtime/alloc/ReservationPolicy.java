@@ -138,7 +138,8 @@ public final class ReservationPolicy implements AllocationPolicy {
     public int homeGroup(String file, Volume volume) {
         int groups = volume.geometry().groups();
         if (mode == Mode.EXT3) return directoryGroup(file, groups);
-        return spreadGroup(volume);
+        // The allocator's own volume keeps an index; a scan answers the same for any other view.
+        return volume instanceof VolumeState v ? v.spreadGroup() : spreadGroup(volume);
     }
 
     /** ext3 puts a regular file in its directory's group: files of one directory share it. */

@@ -34,6 +34,7 @@ public final class VolumeState implements AllocationPolicy.Volume {
     private final LongAdder[] scoreBuckets = new LongAdder[64];
     private final int blockLog2;
     private final FreeRunIndex.Listener scoreListener = this::freeRunsChanged;
+    private volatile SpreadIndex spread; // made on the first spreadGroup(): only the extended reservation policy asks
     private final LongAdder messages = new LongAdder();
     private final LongAdder searchSlices = new LongAdder();
     private final LongAdder stashed = new LongAdder();
@@ -73,7 +74,41 @@ public final class VolumeState implements AllocationPolicy.Volume {
 
     void publishFree(int group, long free) {
         long old = freeBlocks.getAndSet(group, free);
-        if (old != free) totalFree.add(free - old);
+        if (old != free) {
+            totalFree.add(free - old);
+            SpreadIndex s = spread;
+            if (s != null) s.changed(group);
+        }
+    }
+
+    /**
+     * The group a new stream should start in, furthest from the others: the middle of the longest circular
+     * run of idle groups (no open file calls them home, at least half their data blocks free), else the
+     * least crowded group. O(log groups) per group changed since the last call, not a scan of the volume.
+     */
+    public int spreadGroup() {
+        SpreadIndex s = spread;
+        if (s == null) {
+            synchronized (this) {
+                s = spread;
+                if (s == null) {
+                    s = new SpreadIndex(geometry.groups(), (geometry.blocksPerGroup() - geometry.systemBlocksPerGroup()) / 2,
+                            new SpreadIndex.Source() {
+                                @Override
+                                public int openFiles(int group) {
+                                    return VolumeState.this.openFiles(group);
+                                }
+
+                                @Override
+                                public long freeBlocks(int group) {
+                                    return VolumeState.this.freeBlocks(group);
+                                }
+                            });
+                    spread = s;
+                }
+            }
+        }
+        return s.spreadGroup();
     }
 
     /** The longest free run of {@code group} in blocks, as its actor last published it. */
@@ -146,10 +181,14 @@ public final class VolumeState implements AllocationPolicy.Volume {
 
     void fileOpened(int homeGroup) {
         openFiles.incrementAndGet(homeGroup);
+        SpreadIndex s = spread;
+        if (s != null) s.changed(homeGroup); // the least crowded group may change with any count
     }
 
     void fileClosed(int homeGroup) {
         openFiles.decrementAndGet(homeGroup);
+        SpreadIndex s = spread;
+        if (s != null) s.changed(homeGroup); // the least crowded group may change with any count
     }
 
     void countMessage() {

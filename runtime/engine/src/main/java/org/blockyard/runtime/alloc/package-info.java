@@ -48,7 +48,7 @@
  *   policy                       reservation   the built-in default; plugins add more (PolicyRegistry)
  *   search-slice-words           512           bitmap words a window search scans per message (one 32768-block group)
  *   stash-capacity               100000        requests a group may hold back behind provisional windows
- *   prealloc-min-window-blocks   64            window size from which a file preallocates the rest of its window
+ *   prealloc-min-window-blocks   8             window size from which a file preallocates the rest of its window
  *   reservation.*                see ReservationPolicy.FACTORY: mode, first window 8, ext3 cap 1027, extended cap a group
  * </pre>
  */
