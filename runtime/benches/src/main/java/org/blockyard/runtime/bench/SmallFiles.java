@@ -74,7 +74,7 @@ public final class SmallFiles {
 
         long cpu0 = Tiobench.processCpuNanos();
         Latency all = new Latency();
-        long elapsed, messages = 0, slices = 0, stashed = 0;
+        long elapsed, messages = 0, slices = 0, stashed = 0, allocated;
         List<List<Extent>> extents = new ArrayList<>();
         if (lock) {
             GlobalLockAllocator a = new GlobalLockAllocator(geometry, policy, settings.preallocMinWindowBlocks());
@@ -82,7 +82,9 @@ public final class SmallFiles {
                 prefill.accept(a.group(gi));
                 a.republish(gi);
             }
+            AllocationMeter meter = AllocationMeter.start();
             elapsed = runLocked(a, shares, all);
+            allocated = meter.bytes();
             extents.addAll(a.fileExtents().values());
         } else {
             try (ActorBlockAllocator a = ActorBlockAllocator.start(settings, config, prefill)) {
@@ -99,11 +101,13 @@ public final class SmallFiles {
                 }
                 ThreadClients.quiesce();
                 long m0 = a.volume().messages(), s0 = a.volume().searchSlices(), st0 = a.volume().stashed();
+                AllocationMeter meter = AllocationMeter.start();
                 long t0 = System.nanoTime();
                 Starter.startAll(a, clients, (SmallFileClient.Command) SmallFileClient.Go.INSTANCE,
                         "smallfiles-start");
                 CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(30, TimeUnit.MINUTES);
                 elapsed = System.nanoTime() - t0;
+                allocated = meter.bytes();
                 for (Latency l : lats) all.merge(l);
                 messages = a.volume().messages() - m0 + all.count();
                 slices = a.volume().searchSlices() - s0;
@@ -136,6 +140,8 @@ public final class SmallFiles {
         row.put("blocks_per_s", totalBlocks / seconds);
         row.put("files_per_s", spec.files() / seconds);
         row.put("messages", messages);
+        row.put("messages_per_file", (double) messages / spec.files());
+        row.put("heap_bytes_per_file", allocated / spec.files());
         row.put("search_slices", slices);
         row.put("stashed", stashed);
         row.put("elapsed_s", Latency.round(seconds));

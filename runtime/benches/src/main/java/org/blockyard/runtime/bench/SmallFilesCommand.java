@@ -48,7 +48,7 @@ public final class SmallFilesCommand implements Callable<Integer> {
                 SmallFiles.run(new SmallFiles.Spec(files, fill, bpg, policy, clients, maxFileBlocks, seed), config));
         Report.table(System.out, rows, List.of("policy", "files", "fill", "blocks_per_group", "clients",
                 "extents_per_file_mean", "alloc_latency_us.p50", "alloc_latency_us.p99", "alloc_latency_us.p999",
-                "alloc_latency_us.max", "allocs_per_s", "files_per_s", "search_slices", "stashed", "elapsed_s"));
+                "alloc_latency_us.max", "allocs_per_s", "files_per_s", "messages_per_file", "heap_bytes_per_file", "elapsed_s"));
         run.writeJson(rows);
         return 0;
     }

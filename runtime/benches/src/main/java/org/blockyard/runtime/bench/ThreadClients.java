@@ -39,6 +39,7 @@ final class ThreadClients {
                     return;
                 }
                 body.accept(l);
+                AllocationMeter.threadEnds();
             }, name + "-" + i);
             threads.add(t);
             t.start();

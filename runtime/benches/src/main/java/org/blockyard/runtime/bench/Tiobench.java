@@ -29,9 +29,22 @@ public final class Tiobench {
 
     public static final String GLOBAL_LOCK = "global-lock";
 
-    /** @param depth calls each writer keeps in flight (1 = a synchronous writer) */
-    public record Spec(int writers, long fileSizeBytes, String policy, int chunkBlocks, int depth) {
+    /**
+     * @param depth   calls each writer keeps in flight (1 = a synchronous writer)
+     * @param threads writers are plain threads calling {@code BlockAllocator} (an embedder's threads), not actors
+     * @param batch   getBlocks requests per call for thread writers ({@code getBlocks(file, List)}); 1 = single calls
+     */
+    public record Spec(int writers, long fileSizeBytes, String policy, int chunkBlocks, int depth, boolean threads,
+                       int batch) {
+        public Spec(int writers, long fileSizeBytes, String policy, int chunkBlocks, int depth) {
+            this(writers, fileSizeBytes, policy, chunkBlocks, depth, false, 1);
+        }
+
         public Spec {
+            if (batch < 1 || batch > org.blockyard.api.alloc.BlockAllocator.MAX_BATCH)
+                throw new IllegalArgumentException("--batch must be 1 to " + org.blockyard.api.alloc.BlockAllocator.MAX_BATCH);
+            if (batch > 1 && !threads && !policy.equals(GLOBAL_LOCK))
+                throw new IllegalArgumentException("--batch needs --callers threads (actor writers send single messages)");
             if (depth < 1) throw new IllegalArgumentException("--depth must be at least 1");
             if (writers < 1) throw new IllegalArgumentException("--writers must be at least 1");
             if (chunkBlocks < 1) throw new IllegalArgumentException("--chunk-blocks must be at least 1");
@@ -64,7 +77,11 @@ public final class Tiobench {
         AllocatorSettings settings = base.withGeometry(geometry).withPolicy(policy);
 
         long cpu0 = processCpuNanos();
-        Run r = lock ? runLocked(spec, settings, fileBlocks) : runActors(spec, settings, config, fileBlocks);
+        Run r = lock && spec.batch() == 1 ? runLocked(spec, settings, fileBlocks)
+                : lock ? runThreads(spec, new GlobalLockAllocator(settings.geometry(), settings.policy(),
+                        settings.preallocMinWindowBlocks()), () -> {}, fileBlocks)
+                : spec.threads() ? runThreadsOnActors(spec, settings, config, fileBlocks)
+                : runActors(spec, settings, config, fileBlocks);
         long cpu = processCpuNanos() - cpu0;
 
         long perGroupData = bpg - geometry.systemBlocksPerGroup();
@@ -83,7 +100,9 @@ public final class Tiobench {
         row.put("writers", spec.writers());
         row.put("file_size_bytes", spec.fileSizeBytes());
         row.put("chunk_blocks", spec.chunkBlocks());
-        row.put("depth", lock ? 1 : spec.depth());
+        row.put("callers", lock || spec.threads() ? "threads" : "actors");
+        row.put("depth", lock || spec.threads() ? 1 : spec.depth());
+        row.put("batch", spec.batch());
         row.put("block_size_bytes", blockBytes);
         row.put("blocks_per_group", bpg);
         row.put("groups", geometry.groups());
@@ -93,16 +112,85 @@ public final class Tiobench {
         row.put("extents_vs_ideal", (double) extents / spec.writers() / ideal);
         row.put("mean_extent_blocks", extents == 0 ? 0.0 : (double) blocks / extents);
         row.put("alloc_latency_us", r.latency.summaryMicros());
-        row.put("allocs", r.latency.count());
-        row.put("allocs_per_s", r.latency.count() / seconds);
+        row.put("allocs", r.calls);
+        row.put("allocs_per_s", r.calls / seconds);
         row.put("blocks_per_s", blocks / seconds);
         row.put("messages", r.messages);
+        row.put("heap_bytes_per_alloc", r.calls == 0 ? 0 : r.heapBytes / r.calls);
         row.put("elapsed_s", Latency.round(seconds));
         row.put("cpu_s", Latency.round(cpu / 1e9));
         return row;
     }
 
-    private record Run(List<List<Extent>> extents, Latency latency, long elapsedNanos, long messages) {}
+    /** {@code latency} is per call (per batch with --batch); {@code calls} counts getBlocks requests. */
+    private record Run(List<List<Extent>> extents, Latency latency, long elapsedNanos, long messages, long calls,
+                       long heapBytes) {
+        Run(List<List<Extent>> extents, Latency latency, long elapsedNanos, long messages, long heapBytes) {
+            this(extents, latency, elapsedNanos, messages, latency.count(), heapBytes);
+        }
+    }
+
+    private static Run runThreadsOnActors(Spec spec, AllocatorSettings settings, Config config, long fileBlocks) {
+        try (ActorBlockAllocator a = ActorBlockAllocator.start(settings, config)) {
+            long m0 = a.volume().messages();
+            Run r = runThreads(spec, a, () -> {}, fileBlocks);
+            return new Run(r.extents, r.latency, r.elapsedNanos, a.volume().messages() - m0, r.calls, r.heapBytes);
+        }
+    }
+
+    /**
+     * Writers as plain threads calling the {@code BlockAllocator} interface, as an embedder's threads do:
+     * each call is handed to the allocator and joined; with {@code --batch B} one call carries B requests.
+     */
+    private static Run runThreads(Spec spec, org.blockyard.api.alloc.BlockAllocator a, Runnable after, long fileBlocks) {
+        List<Consumer<Latency>> writers = new ArrayList<>();
+        java.util.concurrent.atomic.LongAdder calls = new java.util.concurrent.atomic.LongAdder();
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < spec.writers(); i++) {
+            String name = "/tiobench/file-" + i;
+            names.add(name);
+            a.open(name).toCompletableFuture().join();
+            writers.add(l -> {
+                long logical = 0;
+                List<org.blockyard.api.alloc.MapRequest> batch = new ArrayList<>(spec.batch());
+                while (logical < fileBlocks) {
+                    batch.clear();
+                    long next = logical;
+                    while (batch.size() < spec.batch() && next < fileBlocks) {
+                        int want = (int) Math.min(spec.chunkBlocks(), fileBlocks - next);
+                        batch.add(org.blockyard.api.alloc.MapRequest.allocate(next, want));
+                        next += want;
+                    }
+                    long s = System.nanoTime();
+                    if (spec.batch() == 1) {
+                        org.blockyard.api.alloc.MapRequest r = batch.get(0);
+                        logical += a.getBlocks(name, r.logicalBlock(), r.maxBlocks(), true).toCompletableFuture().join().blocks();
+                        calls.increment();
+                    } else {
+                        List<org.blockyard.api.alloc.BlockRun> runs = a.getBlocks(name, batch).toCompletableFuture().join();
+                        calls.add(runs.size());
+                        // A run shorter than asked leaves a hole that the next batch starts at.
+                        for (org.blockyard.api.alloc.BlockRun run : runs) {
+                            if (run.logicalStart() != logical) break;
+                            logical += run.blocks();
+                        }
+                    }
+                    l.record(System.nanoTime() - s);
+                }
+            });
+        }
+        Latency all = new Latency();
+        AllocationMeter meter = AllocationMeter.start();
+        long elapsed = ThreadClients.runTogether(writers, all, "tiobench-writer");
+        long heap = meter.bytes();
+        List<List<Extent>> extents = new ArrayList<>();
+        for (String n : names) {
+            extents.add(a.fileExtents(n).toCompletableFuture().join());
+            a.close(n).toCompletableFuture().join();
+        }
+        after.run();
+        return new Run(extents, all, elapsed, 0, calls.sum(), heap);
+    }
 
     private static Run runActors(Spec spec, AllocatorSettings settings, Config config, long fileBlocks) {
         try (ActorBlockAllocator a = ActorBlockAllocator.start(settings, config)) {
@@ -126,10 +214,12 @@ public final class Tiobench {
             }
             ThreadClients.quiesce();
             long messages0 = a.volume().messages();
+            AllocationMeter meter = AllocationMeter.start();
             long t0 = System.nanoTime();
             Starter.startAll(a, clients, (LoadClient.Command) LoadClient.Go.INSTANCE, "tiobench-start");
             CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(30, TimeUnit.MINUTES);
             long elapsed = System.nanoTime() - t0;
+            long heap = meter.bytes();
             long messages = a.volume().messages() - messages0;
             Latency all = new Latency();
             for (Latency l : latencies) all.merge(l);
@@ -139,7 +229,7 @@ public final class Tiobench {
                 a.close(n).toCompletableFuture().join();
             }
             // The clients' own replies are messages too.
-            return new Run(extents, all, elapsed, messages + all.count());
+            return new Run(extents, all, elapsed, messages + all.count(), heap);
         } catch (Exception e) {
             throw new IllegalStateException("tiobench run failed: " + e.getMessage(), e);
         }
@@ -161,8 +251,9 @@ public final class Tiobench {
             });
         }
         Latency all = new Latency();
+        AllocationMeter meter = AllocationMeter.start();
         long elapsed = ThreadClients.runTogether(writers, all, "tiobench-writer");
-        return new Run(new ArrayList<>(a.fileExtents().values()), all, elapsed, 0);
+        return new Run(new ArrayList<>(a.fileExtents().values()), all, elapsed, 0, meter.bytes());
     }
 
     static long processCpuNanos() {

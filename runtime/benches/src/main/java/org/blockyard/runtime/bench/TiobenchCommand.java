@@ -31,6 +31,14 @@ public final class TiobenchCommand implements Callable<Integer> {
             description = "getBlocks calls each writer keeps in flight (default ${DEFAULT-VALUE}: a synchronous writer; global-lock writers are threads and always use 1)")
     int depth;
 
+    @Option(names = "--callers", defaultValue = "actors",
+            description = "actors | threads: writers are actors sending messages, or plain threads calling the BlockAllocator interface as an embedder's threads do (default ${DEFAULT-VALUE}; global-lock writers are always threads)")
+    String callers;
+
+    @Option(names = "--batch", defaultValue = "1",
+            description = "getBlocks requests per call for thread writers, handed over in one message (default ${DEFAULT-VALUE})")
+    int batch;
+
     @Mixin
     RunOptions run;
 
@@ -38,8 +46,11 @@ public final class TiobenchCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Config config = run.config();
         long size = Sizes.parse(fileSize);
+        if (!callers.equals("actors") && !callers.equals("threads"))
+            throw new IllegalArgumentException("--callers must be actors or threads, not " + callers);
         List<Map<String, Object>> rows = run.measure(policies,
-                policy -> Tiobench.run(new Tiobench.Spec(writers, size, policy, chunkBlocks, depth), config));
+                policy -> Tiobench.run(new Tiobench.Spec(writers, size, policy, chunkBlocks, depth,
+                        callers.equals("threads"), batch), config));
         print(rows);
         run.writeJson(rows);
         return 0;
@@ -47,8 +58,8 @@ public final class TiobenchCommand implements Callable<Integer> {
 
     static void print(List<Map<String, Object>> rows) {
         Report.table(System.out, rows, List.of("policy", "writers", "file_size_bytes", "chunk_blocks",
-                "depth", "extents_per_file_mean", "ideal_extents_per_file", "mean_extent_blocks", "alloc_latency_us.p50",
+                "callers", "depth", "batch", "extents_per_file_mean", "ideal_extents_per_file", "mean_extent_blocks", "alloc_latency_us.p50",
                 "alloc_latency_us.p99", "alloc_latency_us.p999", "alloc_latency_us.max", "allocs_per_s",
-                "blocks_per_s", "messages", "elapsed_s"));
+                "blocks_per_s", "messages", "heap_bytes_per_alloc", "elapsed_s"));
     }
 }
