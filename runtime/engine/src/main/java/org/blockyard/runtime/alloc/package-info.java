@@ -1,5 +1,6 @@
 /**
- * The block allocator: one actor per block group, one per open file, and the services over them.
+ * The block allocator: one actor per block group, a few file shards that keep the file table, an actor of
+ * its own for each open file that proved to be a stream, and the services over them.
  *
  * <h2>Data</h2>
  * <ul>
@@ -7,10 +8,11 @@
  *       {@link org.blockyard.runtime.alloc.GroupActor}: the {@link org.blockyard.runtime.alloc.Bitmap} (the
  *       truth: 1 = used), the {@link org.blockyard.runtime.alloc.FreeRunIndex} derived from it (free runs by
  *       end and by power-of-two size), booked reservation windows by start and by file, prepared releases.</li>
- *   <li>{@link org.blockyard.runtime.alloc.FileState}, one per file ever opened, kept by the
- *       {@link org.blockyard.runtime.alloc.AllocatorActor} and lent to the file's
- *       {@link org.blockyard.runtime.alloc.FileActor} while the file is open: the extent map (written and
- *       unwritten runs), the ext3 goal state, the window mirror, the preallocation.</li>
+ *   <li>{@link org.blockyard.runtime.alloc.FileState}, one per file ever opened, kept by the file's
+ *       {@link org.blockyard.runtime.alloc.FileShard} (a hash of its name) and served there by a
+ *       {@link org.blockyard.runtime.alloc.FileServer}, or lent to the file's own
+ *       {@link org.blockyard.runtime.alloc.FileActor} while a proven stream is open: the extent map
+ *       (written and unwritten runs), the ext3 goal state, the window mirror, the preallocation.</li>
  *   <li>{@link org.blockyard.runtime.alloc.VolumeState}: what every group publishes for walks to read without
  *       a message (free blocks with a volume total, the longest free run and the run sizes present, the
  *       fragmentation score's sums, open files per home group).</li>
@@ -20,13 +22,16 @@
  * No block has two owners; no system-zone block is ever handed out; free plus owned equals the data blocks;
  * each group's free count, run index and published figures follow its bitmap; windows never overlap and
  * never leave their group; a file's map never overlaps itself; a refused call changes nothing; one
- * {@code FileState} never has two actors. The tests check all of these after random operations
+ * {@code FileState} is never served by two actors. The tests check all of these after random operations
  * ({@code PolicyContract}, {@code LargeVolumePropertyTest}, {@code ExtentContractTest}).
  *
  * <h2>Operations</h2>
  * <pre>
- *   getBlocks (mapped or preallocated)   file actor alone                         1 message
+ *   open                                 the file's shard (new file: home group)   1 message, O(log groups)
+ *   getBlocks (mapped or preallocated)   the file's shard or actor alone           1 message
+ *   getBlocks batch                      the same, every request in one message    1 message
  *   getBlocks (allocating)               FileAllocation: goal, GroupWalk           2 messages per group asked
+ *   close (last writer)                  preallocation freed, then answered        1 message + 1 to the group
  *   allocate (extents)                   ExtentWalk: whole pieces first, then split 1 ask per group asked
  *   release / truncate                   prepare in every group, then commit       2 asks per group
  *   freeBlocks, fragmentationScore       published counters                        no message
@@ -35,8 +40,10 @@
  * Skipped groups cost an array read, never a message; no walk recurses or chains futures per group.
  *
  * <h2>Concurrency</h2>
- * Each group's state is touched only by its actor, each file's only by its actor (the global-lock baseline
- * runs the same code under one lock instead). Walks read published figures that may be one message old;
+ * Each group's state is touched only by its actor, each file's only by the one actor serving it: its shard,
+ * or its own actor after a hand-over in which the shard stops touching it (the global-lock baseline runs the
+ * same code under one lock instead). A small file costs no actor: spawning and stopping one, with its death
+ * watch, cost more than everything else a file of a few blocks does (see the README's cost model). Walks read published figures that may be one message old;
  * the owning actor checks again. A window search longer than a slice continues by messages to itself, and
  * only requests aimed after its provisional window wait. Faults are answered, not propagated: a handler
  * that throws answers with {@code Failed} and the actor recovers in place; closing answers everything in
@@ -49,6 +56,8 @@
  *   search-slice-words           512           bitmap words a window search scans per message (one 32768-block group)
  *   stash-capacity               100000        requests a group may hold back behind provisional windows
  *   prealloc-min-window-blocks   8             window size from which a file preallocates the rest of its window
+ *   file-shards                  0             file-shard actors; 0 = two per core
+ *   own-actor-after-blocks       4096          a file this large (or with a grown window) gets its own actor at its next open
  *   reservation.*                see ReservationPolicy.FACTORY: mode, first window 8, ext3 cap 1027, extended cap a group
  * </pre>
  */
