@@ -1,0 +1,176 @@
+package org.blockyard.runtime.alloc;
+
+import static org.blockyard.runtime.alloc.AllocatorChecks.await;
+import static org.blockyard.runtime.alloc.AllocatorChecks.refused;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import org.junit.jupiter.api.Test;
+
+import org.blockyard.api.alloc.AllocationException;
+import org.blockyard.api.alloc.BlockRun;
+import org.blockyard.api.alloc.Extent;
+import org.blockyard.api.alloc.Geometry;
+import org.blockyard.runtime.config.BlockyardConfig;
+
+/**
+ * Files move between their shard and actors of their own (a low threshold makes every file of 16 blocks a
+ * stream): what they hold, give back and answer is the same whoever serves them.
+ */
+class FileHostingTest {
+    private static final Geometry G = Geometry.of(4096, 8L * 4096, 4096);
+
+    private static ActorBlockAllocator start(int shards, int ownActorAfter) {
+        Config c = ConfigFactory.parseString("blockyard.alloc.file-shards = " + shards
+                + "\nblockyard.alloc.own-actor-after-blocks = " + ownActorAfter).withFallback(BlockyardConfig.load());
+        return ActorBlockAllocator.start(AllocatorSettings.of(G, ReservationPolicy.extended()), c);
+    }
+
+    private static long append(ActorBlockAllocator a, String f, long from, long blocks) {
+        long l = from;
+        while (l < from + blocks) l += await(a.getBlocks(f, l, (int) (from + blocks - l), true)).blocks();
+        return l;
+    }
+
+    @Test
+    void aFileKeepsItsMapAcrossManyMovesBetweenShardAndActor() {
+        try (ActorBlockAllocator a = start(2, 16)) {
+            long l = 0;
+            for (int round = 0; round < 6; round++) {
+                await(a.open("/s"));
+                l = append(a, "/s", l, 40);
+                await(a.close("/s"));
+            }
+            List<Extent> map = await(a.fileExtents("/s"));
+            assertEquals(240, map.stream().mapToLong(Extent::blocks).sum());
+            List<Extent> owned = new ArrayList<>(map);
+            AllocatorChecks.checkInvariants(a, owned);
+            assertEquals(G.dataBlocks() - 240, await(a.freeBlocks()), "closed: nothing preallocated is left held");
+        }
+    }
+
+    @Test
+    void manyClientsOpeningAndClosingFilesThatMoveLoseNothing() throws Exception {
+        try (ActorBlockAllocator a = start(3, 16)) {
+            Random rnd = new Random(5);
+            List<CompletableFuture<Long>> clients = new ArrayList<>();
+            for (int c = 0; c < 8; c++) {
+                String f = "/c" + c;
+                int opens = 3 + rnd.nextInt(5);
+                clients.add(CompletableFuture.supplyAsync(() -> {
+                    long l = 0;
+                    for (int i = 0; i < opens; i++) {
+                        await(a.open(f));
+                        await(a.open(f)); // two writers: only the second close hands the file back
+                        l = append(a, f, l, 20);
+                        await(a.close(f));
+                        l = append(a, f, l, 5);
+                        await(a.close(f));
+                    }
+                    return l;
+                }));
+            }
+            List<Extent> owned = new ArrayList<>();
+            long total = 0;
+            for (int c = 0; c < clients.size(); c++) {
+                long blocks = clients.get(c).get(60, TimeUnit.SECONDS);
+                List<Extent> map = await(a.fileExtents("/c" + c));
+                assertEquals(blocks, map.stream().mapToLong(Extent::blocks).sum(), "file /c" + c);
+                owned.addAll(map);
+                total += blocks;
+            }
+            AllocatorChecks.checkInvariants(a, owned);
+            assertEquals(G.dataBlocks() - total, await(a.freeBlocks()));
+        }
+    }
+
+    @Test
+    void preallocationsOfFilesWithTheirOwnActorsAreGivenBackBeforeNoSpace() {
+        Geometry one = Geometry.of(4096, 4096, 4096);
+        Config c = ConfigFactory.parseString("blockyard.alloc.own-actor-after-blocks = 16").withFallback(BlockyardConfig.load());
+        try (ActorBlockAllocator a = ActorBlockAllocator.start(AllocatorSettings.of(one, ReservationPolicy.extended()), c)) {
+            for (int i = 0; i < 5; i++) {
+                String f = "/idle" + i;
+                await(a.open(f));
+                append(a, f, 0, 20);
+                await(a.close(f));
+                await(a.open(f)); // now served by its own actor
+                for (long l = 20; l < 150; l++) await(a.getBlocks(f, l, 1, true)); // grows a window, preallocates
+            }
+            long mapped = 0;
+            for (int i = 0; i < 5; i++) for (Extent e : await(a.fileExtents("/idle" + i))) mapped += e.blocks();
+            long free = await(a.freeBlocks());
+            long held = one.dataBlocks() - mapped - free;
+            assertTrue(held > 0, "the open streams hold preallocations: " + held);
+            await(a.open("/last"));
+            long got = append(a, "/last", 0, free + held);
+            assertEquals(free + held, got);
+            assertEquals(0, await(a.freeBlocks()));
+            refused(AllocationException.NoSpace.class, a.getBlocks("/last", got, 1, true));
+        }
+    }
+
+    @Test
+    void closingTheAllocatorAnswersFilesWithTheirOwnActorsAndHostedOnes() {
+        ActorBlockAllocator a = start(2, 16);
+        await(a.open("/s"));
+        append(a, "/s", 0, 20);
+        await(a.close("/s"));
+        await(a.open("/s")); // own actor
+        await(a.open("/small"));
+        List<CompletionStage<BlockRun>> calls = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            calls.add(a.getBlocks("/s", 20 + i, 1, true));
+            calls.add(a.getBlocks("/small", i, 1, true));
+        }
+        a.close();
+        for (CompletionStage<BlockRun> s : calls) {
+            try {
+                s.toCompletableFuture().get(10, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                assertInstanceOf(AllocationException.Closed.class, e.getCause());
+            } catch (Exception e) {
+                throw new AssertionError("a call was not answered after close", e);
+            }
+        }
+        assertInstanceOf(AllocationException.Closed.class,
+                AllocatorChecks.refused(AllocationException.class, a.getBlocks("/s", 500, 1, true)));
+    }
+
+    @Test
+    void aPolicySwitchReachesHostedFilesFilesWithActorsAndClosedFiles() {
+        try (ActorBlockAllocator a = start(2, 16)) {
+            await(a.open("/s"));
+            append(a, "/s", 0, 20);
+            await(a.close("/s"));
+            await(a.open("/closed"));
+            append(a, "/closed", 0, 3);
+            await(a.close("/closed"));
+            await(a.open("/s")); // own actor
+            await(a.open("/h"));
+            append(a, "/h", 0, 3);
+            await(a.setPolicyTunable("reservation", "initial_window_blocks", 64)); // rebuilt and switched to
+            append(a, "/s", 20, 10);
+            append(a, "/h", 3, 10);
+            await(a.open("/closed"));
+            append(a, "/closed", 3, 10);
+            List<Extent> owned = new ArrayList<>();
+            for (String f : List.of("/s", "/h", "/closed")) owned.addAll(await(a.heldExtents(f)));
+            AllocatorChecks.checkInvariants(a, owned);
+            await(a.open("/new"));
+            append(a, "/new", 0, 1);
+            long held = await(a.heldExtents("/new")).stream().mapToLong(Extent::blocks).sum();
+            assertEquals(64, held, "a new file starts with the new first window, preallocated");
+        }
+    }
+}
