@@ -174,7 +174,11 @@ final class FileServer {
             }
             return;
         }
-        guarded(m, () -> serve(m));
+        try {
+            serve(m);
+        } catch (RuntimeException e) {
+            fault(m, e);
+        }
         drain();
     }
 
@@ -183,8 +187,11 @@ final class FileServer {
         if (steps == null) return; // the request it answers was failed or closed meanwhile
         volume.countMessage();
         // A group that failed or is closed allocated nothing there: the request ends with its error.
-        guarded(a, () -> step(a.error() != null ? new FileAllocation.Answer(Reply.fail(a.error()))
-                : steps.answer(a.group(), a.outcome())));
+        try {
+            step(a.error() != null ? new FileAllocation.Answer(Reply.fail(a.error())) : steps.answer(a.group(), a.outcome()));
+        } catch (RuntimeException e) {
+            fault(a, e);
+        }
         drain();
     }
 
@@ -192,7 +199,11 @@ final class FileServer {
     void preallocationsDropped(long blocks) {
         if (steps == null) return;
         volume.countMessage();
-        guarded(null, () -> step(steps.preallocationsDropped(blocks)));
+        try {
+            step(steps.preallocationsDropped(blocks));
+        } catch (RuntimeException e) {
+            fault(null, e);
+        }
         drain();
     }
 
@@ -201,7 +212,11 @@ final class FileServer {
         Release r = releasing;
         if (r == null || r.tx != f.tx()) return;
         volume.countMessage();
-        guarded(f, () -> onFreed(r, f.reply()));
+        try {
+            onFreed(r, f.reply());
+        } catch (RuntimeException e) {
+            fault(f, e);
+        }
         drain();
     }
 
@@ -244,14 +259,20 @@ final class FileServer {
     private void drain() {
         while (!busy() && !handedOver && waiting != null && !waiting.isEmpty()) {
             FileActor.Command next = waiting.poll();
-            guarded(next, () -> serve(next));
+            try {
+                serve(next);
+            } catch (RuntimeException e) {
+                fault(next, e);
+            }
         }
     }
 
-    private void guarded(Object m, Runnable r) {
-        try {
-            r.run();
-        } catch (RuntimeException e) {
+    /**
+     * A request (or an answer to one) threw: it is answered with {@code Failed}, and so is the request in
+     * progress; a release still being prepared is aborted in its groups; the file goes on with the next.
+     */
+    private void fault(Object m, RuntimeException e) {
+        {
             String what = m == null ? "a request" : m.getClass().getSimpleName();
             driver.log().error("file {}: {} failed; answering it with an error", file.name, what, e);
             AllocationException failed = new AllocationException.Failed("file " + file.name + ": " + what + " failed: " + e);
