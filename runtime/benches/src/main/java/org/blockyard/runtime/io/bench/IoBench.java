@@ -43,6 +43,7 @@ final class IoBench implements AutoCloseable {
 
     IoBench(IoBenchOptions o) throws IOException {
         IoSettings s = IoSettings.fromConfig(BlockyardConfig.load(o.config));
+        if (!o.builtinOnly) BenchElevators.registerWith(s.setup().registry());
         this.requested = o.elevator != null ? o.elevator : s.setup().requestedElevator();
         this.deviceKind = o.device != null ? o.device : s.device();
         if (!List.of("sim", "file", "mem").contains(deviceKind))
