@@ -582,7 +582,6 @@ final class AnticipatoryElevator implements Elevator {
      * probabilities are not kept, see the class comment).
      */
     String estTime() {
-        return String.format("%d us new thinktime, %d sectors new seek distance",
-                newThinkMeanNanos / 1000, newSeekMeanSectors);
+        return newThinkMeanNanos / 1000 + " us new thinktime, " + newSeekMeanSectors + " sectors new seek distance";
     }
 }
