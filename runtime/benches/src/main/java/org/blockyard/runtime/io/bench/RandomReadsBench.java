@@ -127,6 +127,7 @@ public final class RandomReadsBench implements Callable<Integer> {
         m.put("seeks", disk.seeks());
         m.put("device_time_ms", sim.deviceBusyNanos() / 1_000_000);
         IoBench.putQueueStats(m, sim.stats());
+        m.put("elevator_stats", sim.stats().elevatorStats());
         return m;
     }
 }
