@@ -134,6 +134,17 @@ class HostTest {
     }
 
     @Test
+    void elevatorAsFallsBackToTheDefaultWithoutTheAnticipatoryBundleAndSelectsItWhenPresent() throws Exception {
+        Path config = Files.writeString(tmp.resolve("as.conf"), "blockyard.io.scheduler = as\n");
+        host = HostFixture.start(tmp, tmp.resolve("no-plugins"), config);
+        assertEquals("noop [deadline]", listing());
+        host.close();
+        host = HostFixture.start(tmp, Path.of("target", "plugins"), config);
+        await("anticipatory active once its bundle is up", WAIT,
+                () -> listing().equals("noop deadline [anticipatory] cfq fifo"));
+    }
+
+    @Test
     void anticipatoryAndCfqAreSelectedByNameOrAliasAndRefuseABadTunableKeepingTheOldValue() throws Exception {
         host = HostFixture.start(tmp, Path.of("target", "plugins"), null);
         assertEquals("noop [deadline] anticipatory cfq fifo", listing());
