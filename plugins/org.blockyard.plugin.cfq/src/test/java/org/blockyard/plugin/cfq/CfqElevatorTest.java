@@ -106,6 +106,22 @@ class CfqElevatorTest {
     }
 
     @Test
+    public void theAsyncQueueIssuesAtMostSixteenRequestsWhileASyncQueueWaits() {
+        Simulation sim = simulation(Map.of(), MS);
+        sim.at(0, () -> {
+            for (int i = 0; i < 300; i++) sim.submit(IoRequest.read(i, 16L * i, 8, 1), (c, e) -> {});
+            for (int i = 0; i < 100; i++) sim.submit(IoRequest.write(1000 + i, 8_000_000 + 16L * i, 8, 9), (c, e) -> {});
+        });
+        sim.run();
+        // the reader's slice: 0..100 ms; the async queue: 2*(slice_async_rq + 3*slice_async_rq) = 16 requests;
+        // then the reader again
+        assertEquals("1:1600@100", issued.get(100));
+        assertEquals("9:8000000@101", issued.get(101));
+        assertEquals("9:" + (8_000_000 + 16 * 15) + "@116", issued.get(116));
+        assertEquals("1:1616@117", issued.get(117));
+    }
+
+    @Test
     public void anExpiredRequestGoesFirstOncePerSlice() {
         Simulation sim = simulation(Map.of("slice_sync", 10_000L), 10 * MS);
         read(sim, 0, 1, 10_000_000);
