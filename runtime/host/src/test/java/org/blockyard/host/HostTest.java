@@ -134,10 +134,42 @@ class HostTest {
     }
 
     @Test
+    void elevatorAsFallsBackToTheDefaultWithoutTheAnticipatoryBundleAndSelectsItWhenPresent() throws Exception {
+        Path config = Files.writeString(tmp.resolve("as.conf"), "blockyard.io.scheduler = as\n");
+        host = HostFixture.start(tmp, tmp.resolve("no-plugins"), config);
+        assertEquals("noop [deadline]", listing());
+        host.close();
+        host = HostFixture.start(tmp, Path.of("target", "plugins"), config);
+        await("anticipatory active once its bundle is up", WAIT,
+                () -> listing().equals("noop deadline [anticipatory] cfq fifo"));
+    }
+
+    @Test
+    void anticipatoryAndCfqAreSelectedByNameOrAliasAndRefuseABadTunableKeepingTheOldValue() throws Exception {
+        host = HostFixture.start(tmp, Path.of("target", "plugins"), null);
+        assertEquals("noop [deadline] anticipatory cfq fifo", listing());
+        assertEquals("noop deadline [anticipatory] cfq fifo",
+                shell(host, "blockyard:scheduler as").lines().findFirst().orElseThrow());
+        Exception range = assertThrows(Exception.class,
+                () -> shell(host, "blockyard:tunables anticipatory antic_expire 5000"));
+        assertTrue(range.getMessage().contains("anticipatory.antic_expire = 5000 is outside [0, 1000] ms; nothing changed"),
+                range.getMessage());
+        String shown = shell(host, "blockyard:tunables as");
+        assertTrue(shown.matches("(?s).*antic_expire\\s+6\\s+6\\s+\\[0, 1000\\]\\s+ms.*"), shown);
+        shell(host, "blockyard:tunables anticipatory antic_expire 0");
+        assertTrue(shell(host, "blockyard:tunables as").matches("(?s).*antic_expire\\s+0\\s+6.*"));
+        assertEquals("noop deadline anticipatory [cfq] fifo",
+                shell(host, "blockyard:scheduler cfq").lines().findFirst().orElseThrow());
+        Exception idle = assertThrows(Exception.class, () -> shell(host, "blockyard:tunables cfq slice_idle -1"));
+        assertTrue(idle.getMessage().contains("cfq.slice_idle = -1 is outside [0, 1000] ms"), idle.getMessage());
+        assertEquals("noop deadline anticipatory [cfq] fifo", listing());
+    }
+
+    @Test
     void refusedCommandsAndBadJarsSayWhyAndChangeNothing() throws Exception {
         host = HostFixture.start(tmp, Path.of("target", "plugins"), null);
         Path deploy = tmp.resolve("deploy");
-        assertEquals("noop [deadline] fifo", listing());
+        assertEquals("noop [deadline] anticipatory cfq fifo", listing());
         int bundles = host.framework().getBundleContext().getBundles().length;
 
         Exception unknown = assertThrows(Exception.class, () -> shell(host, "blockyard:scheduler nope"));
@@ -148,7 +180,7 @@ class HostTest {
         assertTrue(type.getMessage().contains("not a whole number"), type.getMessage());
         String shown = shell(host, "blockyard:tunables fifo");
         assertTrue(shown.matches("(?s).*front_merges\\s+0\\s+0\\s+\\[0, 1\\]\\s+bool.*"), shown);
-        assertEquals("noop [deadline] fifo", listing());
+        assertEquals("noop [deadline] anticipatory cfq fifo", listing());
 
         // A jar that is not a bundle.
         Manifest plain = new Manifest();
@@ -168,15 +200,15 @@ class HostTest {
                 .anyMatch(l -> l.contains("bad.jar") && l.contains("cannot start") && l.contains("nothing provides") && l.contains("org.blockyard.api.io")));
 
         // A second bundle offering the id fifo: refused, the first keeps running.
-        assertEquals("noop deadline [fifo]", shell(host, "blockyard:scheduler fifo").lines().findFirst().orElseThrow());
+        assertEquals("noop deadline anticipatory cfq [fifo]", shell(host, "blockyard:scheduler fifo").lines().findFirst().orElseThrow());
         drop(rewrite(fifoJar(), tmp.resolve("twin.jar"), "Bundle-SymbolicName", "org.blockyard.plugin.twin"),
                 deploy, "twin.jar");
         await("the duplicate notice", WAIT, () -> host.noticeLines().stream()
                 .anyMatch(l -> l.contains("'fifo' of bundle org.blockyard.plugin.twin") && l.contains("refused")));
-        assertEquals("noop deadline [fifo]", listing());
+        assertEquals("noop deadline anticipatory cfq [fifo]", listing());
         Files.delete(deploy.resolve("twin.jar"));
         await("the twin gone", WAIT, () -> host.framework().getBundleContext().getBundles().length == bundles + 1);
-        assertEquals("noop deadline [fifo]", listing(), "the twin's departure leaves the first fifo alone");
+        assertEquals("noop deadline anticipatory cfq [fifo]", listing(), "the twin's departure leaves the first fifo alone");
         assertTrue(shell(host, "blockyard:log").contains("refused"));
     }
 
@@ -233,7 +265,7 @@ class HostTest {
         }
         String printed = out.toString(StandardCharsets.UTF_8);
         assertEquals(0, code, printed + err);
-        assertTrue(printed.startsWith("noop [deadline] fifo"), printed);
+        assertTrue(printed.startsWith("noop [deadline] anticipatory cfq fifo"), printed);
         assertTrue(printed.contains("System Bundle") && printed.contains("Blockyard fifo elevator")
                 && printed.contains("Apache Felix Declarative Services"), printed);
     }

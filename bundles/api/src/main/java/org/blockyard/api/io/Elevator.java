@@ -12,9 +12,10 @@ import org.osgi.annotation.versioning.ConsumerType;
  * simulated disk.
  *
  * <p>Division of work. The queue does the back- and front-merge lookup, checks kinds and
- * {@code max_sectors}, keeps FLUSH ordering, issues SYNC submissions ahead of everything and keeps
- * asynchronous META requests ahead of bulk data (seed 004); the elevator orders the bulk requests it is
- * given, may veto merges, and hands requests out one at a time.
+ * {@code max_sectors}, keeps FLUSH ordering and issues SYNC submissions ahead of everything. Asynchronous
+ * META requests are kept by the queue in its own lane ahead of bulk data (seed 004), unless the elevator
+ * {@linkplain #schedulesMeta schedules them itself}; the elevator orders the other requests it is given,
+ * may veto merges, and hands requests out one at a time.
  *
  * <table>
  * <caption>Calls and their Linux counterparts</caption>
@@ -72,6 +73,16 @@ public interface Elevator {
 
     /** Its internal state for introspection (FIFO heads, batch position, starvation counters ...). */
     Map<String, Object> stats();
+
+    /**
+     * Whether this elevator takes asynchronous META requests and orders them by its own rules, as Linux
+     * schedulers do (CFQ serves META before other requests of a queue and lets it preempt; deadline and
+     * anticipatory give it no precedence at all). When false, the queue keeps them in its own lane ahead of
+     * bulk data and this elevator never sees them. Asked once, when the elevator is installed.
+     */
+    default boolean schedulesMeta() {
+        return false;
+    }
 
     /** Releases what it holds; called once, after it was switched out and drained. */
     default void close() {}

@@ -37,7 +37,9 @@ import org.slf4j.LoggerFactory;
  *     FLUSH itself (Linux: the dispatch list after {@code elv_drain_elevator});</li>
  * <li>{@code sync}: SYNC submissions in arrival order; each unplugs the queue and is issued before anything
  *     else, never merged (log writes, seed 004);</li>
- * <li>{@code meta}: asynchronous META requests in arrival order; they merge, and go ahead of bulk data;</li>
+ * <li>{@code meta}: asynchronous META requests in arrival order; they merge, and go ahead of bulk data
+ *     (only while the elevator does not {@linkplain Elevator#schedulesMeta schedule META itself}; one that
+ *     does, such as cfq, is given them like every other request);</li>
  * <li>the elevator: every other READ and WRITE.</li>
  * </ol>
  * Requests in {@code meta} and the elevator are mergeable and indexed by start and end sector per kind; a
@@ -107,6 +109,8 @@ public final class RequestQueue {
 
     private Elevator elevator;
     private String elevatorId;
+    /** Whether the elevator takes asynchronous META requests itself (asked once per elevator installed). */
+    private boolean elevatorTakesMeta;
     /** Requests the elevator holds, in the order given (linked through the requests); see the class comment. */
     private Request heldHead, heldTail;
     private int heldCount;
@@ -145,6 +149,7 @@ public final class RequestQueue {
         this.capacitySectors = capacitySectors;
         this.elevator = elevator;
         this.elevatorId = elevatorId;
+        this.elevatorTakesMeta = takesMeta(elevator);
         this.unplugThreshold = unplugThreshold;
         this.unplugDelayNanos = unplugDelayNanos;
         this.events = events == null ? QueueEvents.NONE : events;
@@ -203,7 +208,7 @@ public final class RequestQueue {
         if (tryBackMerge(b, nowNanos) || tryFrontMerge(b, nowNanos)) return;
         Request rq = newRequest(b, nowNanos);
         index(rq);
-        if (rq.isMeta()) meta.add(rq);
+        if (rq.isMeta() && !elevatorTakesMeta) meta.add(rq);
         else addToElevator(rq, nowNanos);
         if (queuedRequests() >= unplugThreshold) plugged = false;
     }
@@ -282,9 +287,9 @@ public final class RequestQueue {
         return true;
     }
 
-    /** META requests are the queue's own and always merge; every other one asks its elevator. */
+    /** Requests in the META lane are the queue's own and always merge; every other one asks its elevator. */
     private boolean mayMerge(Request rq, IoRequest bio, MergeKind kind) {
-        if (rq.isMeta()) return true;
+        if (inMetaLane(rq)) return true;
         long start = System.nanoTime();
         boolean allow;
         try {
@@ -297,7 +302,7 @@ public final class RequestQueue {
     }
 
     private void notifyMerged(Request rq, MergeKind kind, long previousSector) {
-        if (rq.isMeta()) return;
+        if (inMetaLane(rq)) return;
         long start = System.nanoTime();
         try {
             elevator.merged(rq, kind, previousSector);
@@ -310,7 +315,7 @@ public final class RequestQueue {
 
     private void dropCoalesced(Request survivor, Request gone, long previousSector) {
         coalesced++;
-        if (survivor.isMeta()) {
+        if (inMetaLane(survivor)) {
             meta.remove(gone);
             return;
         }
@@ -323,6 +328,22 @@ public final class RequestQueue {
             return;
         }
         stalled("mergedRequests", start);
+    }
+
+    /** A queued, indexed request is either in the META lane or held by the elevator. */
+    private boolean inMetaLane(Request rq) {
+        return rq.isMeta() && !holds(rq);
+    }
+
+    /** {@link Elevator#schedulesMeta}, false when it throws (the queue then keeps META in its lane). */
+    private static boolean takesMeta(Elevator e) {
+        try {
+            return e.schedulesMeta();
+        } catch (RuntimeException ex) {
+            LOG.warn("io scheduler {} threw in schedulesMeta: {}; the queue keeps META requests itself",
+                    e.getClass().getName(), describe(ex));
+            return false;
+        }
     }
 
     // ---- the elevator's requests, as the queue counts them ----
@@ -410,6 +431,7 @@ public final class RequestQueue {
                 return rq;
             }
             if (d instanceof Dispatch.WakeAt w) {
+                if (w.nanos() <= nowNanos && attempt < 3) continue;   // a time already reached is served at once
                 elevatorWakeNanos = w.nanos();
                 return null;
             }
@@ -588,11 +610,22 @@ public final class RequestQueue {
         String oldId = elevatorId;
         Drained d = drainElevator();
         if (d.fault() != null) recordFault(oldId, "drainAll", d.fault(), d.cause(), d.requests().size(), freshId);
-        for (Request rq : d.requests()) hold(rq);
+        boolean freshTakesMeta = takesMeta(fresh);
+        List<Request> moving = new ArrayList<>(d.requests().size() + meta.size());
+        for (Request rq : d.requests()) {
+            if (rq.isMeta() && !freshTakesMeta) meta.add(rq);     // back into the queue's own lane
+            else moving.add(rq);
+        }
+        if (freshTakesMeta) {                                     // the lane's requests go to the elevator
+            moving.addAll(meta);
+            meta.clear();
+        }
+        for (Request rq : moving) hold(rq);
         elevator = fresh;
         elevatorId = freshId;
+        elevatorTakesMeta = freshTakesMeta;
         elevatorWakeNanos = Long.MAX_VALUE;
-        for (Request rq : d.requests()) {
+        for (Request rq : moving) {
             long start = System.nanoTime();
             try {
                 fresh.add(rq, nowNanos);
@@ -677,6 +710,7 @@ public final class RequestQueue {
             }
             elevator = next;
             elevatorId = id;
+            elevatorTakesMeta = takesMeta(next);   // META it was given stays with it; new META follows the rule
             elevatorWakeNanos = Long.MAX_VALUE;
             break;
         }

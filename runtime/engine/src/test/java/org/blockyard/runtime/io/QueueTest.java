@@ -113,4 +113,60 @@ class QueueTest {
         assertThrows(IllegalArgumentException.class, () -> new QueueLimits(4, 512, 4096, 1));
         assertThrows(IllegalArgumentException.class, () -> new QueueLimits(256, 512, 4096, 0));
     }
+
+    /** Answers a wake-up time already past once, then behaves like noop. */
+    private static final class LateWaker implements org.blockyard.api.io.Elevator {
+        final java.util.ArrayDeque<org.blockyard.api.io.BlockRequest> fifo = new java.util.ArrayDeque<>();
+        boolean woke;
+
+        @Override public void add(org.blockyard.api.io.BlockRequest r, long now) { fifo.add(r); }
+        @Override public boolean allowMerge(org.blockyard.api.io.BlockRequest r, IoRequest s,
+                                            org.blockyard.api.io.MergeKind k) { return true; }
+        @Override public void merged(org.blockyard.api.io.BlockRequest r, org.blockyard.api.io.MergeKind k, long p) {}
+        @Override public void mergedRequests(org.blockyard.api.io.BlockRequest r, org.blockyard.api.io.BlockRequest n,
+                                             long p) { fifo.remove(n); }
+        @Override public org.blockyard.api.io.Dispatch dispatch(long now) {
+            if (fifo.isEmpty()) return org.blockyard.api.io.Dispatch.IDLE;
+            if (!woke) {
+                woke = true;
+                return org.blockyard.api.io.Dispatch.wakeAt(now - 1);
+            }
+            return org.blockyard.api.io.Dispatch.issue(fifo.poll());
+        }
+        @Override public void completed(org.blockyard.api.io.BlockRequest r, long now) {}
+        @Override public List<org.blockyard.api.io.BlockRequest> drainAll() {
+            List<org.blockyard.api.io.BlockRequest> all = new ArrayList<>(fifo);
+            fifo.clear();
+            return all;
+        }
+        @Override public int queued() { return fifo.size(); }
+        @Override public java.util.Map<String, Object> stats() { return java.util.Map.of(); }
+    }
+
+    @Test
+    void aWakeUpTimeAlreadyPastIsServedAtOnce() {
+        Simulation sim = new Simulation(QueueSetup.defaults().withPlugging(1, 0), new ConstantLatencyDevice(1 << 20, MS));
+        LateWaker late = new LateWaker();
+        sim.queue().switchTo(late, "late", 0);
+        List<Long> issued = new ArrayList<>();
+        sim.at(5 * MS, () -> sim.submit(IoRequest.read(1, 64, 8, 1), (c, e) -> issued.add(c.issuedNanos())));
+        sim.run();
+        assertTrue(late.woke);
+        assertEquals(List.of(5 * MS), issued);
+    }
+
+    @Test
+    void metaRequestsMoveBetweenTheQueuesLaneAndAnElevatorThatSchedulesThem() {
+        Simulation sim = new Simulation(QueueSetup.defaults().withElevator("noop"), new ConstantLatencyDevice(1 << 20, MS));
+        List<Long> order = new ArrayList<>();
+        sim.submit(IoRequest.write(0, 0, 8, 1), (c, e) -> order.add(c.id()));                 // on the device
+        for (int i = 1; i <= 3; i++)
+            sim.submit(IoRequest.write(i, 10_000L * i, 8, 1), (c, e) -> order.add(c.id()));
+        sim.submit(IoRequest.write(9, 500_000, 8, 2).with(org.blockyard.api.io.IoFlag.META), (c, e) -> order.add(c.id()));
+        assertEquals(3, sim.stats().elevatorStats().get("queued"), "noop holds the bulk writes, the lane the META one");
+        sim.setElevator("deadline");
+        assertEquals(4, sim.stats().elevatorStats().get("write_queued"), "deadline takes the META write too");
+        sim.run();
+        assertEquals(List.of(0L, 1L, 2L, 3L, 9L), order, "deadline sorts META with the other writes");
+    }
 }

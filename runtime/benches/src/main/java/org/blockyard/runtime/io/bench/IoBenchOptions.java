@@ -24,6 +24,11 @@ public final class IoBenchOptions {
             description = "Write a binary blktrace of the run to FILE (read it with: blkparse -i - < FILE).")
     Path trace;
 
+    @Option(names = "--builtin-only",
+            description = "Run without the plugin elevators (anticipatory, cfq), like a kernel built without them: "
+                    + "a request for one falls back to the default and says so.")
+    boolean builtinOnly;
+
     @Option(names = "--config", paramLabel = "FILE", description = "Configuration layered over the defaults.")
     Path config;
 }

@@ -23,7 +23,8 @@ import org.blockyard.api.io.QueueLimits;
  * requests in ascending sector order while each starts where the last ended; otherwise it picks a direction
  * (reads first, writes once reads were picked {@code writes_starved} times in a row), serves that
  * direction's FIFO head if it has expired, else the next request above the last one, else wraps to the
- * lowest sector (one-way elevator).
+ * lowest sector (one-way elevator). Asynchronous META requests are ordered like any other write
+ * ({@link #schedulesMeta}).
  */
 public final class DeadlineElevator implements Elevator {
 
@@ -200,6 +201,15 @@ public final class DeadlineElevator implements Elevator {
 
     @Override
     public void completed(BlockRequest request, long nowNanos) {}
+
+    /**
+     * deadline-iosched.c has no META rule: metadata waits in the write lists like any write. Taking META here
+     * keeps that, so META against plain measures nothing under deadline, as in seed 004.
+     */
+    @Override
+    public boolean schedulesMeta() {
+        return true;
+    }
 
     @Override
     public List<BlockRequest> drainAll() {
