@@ -12,6 +12,7 @@ import akka.actor.typed.javadsl.Receive;
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.runtime.alloc.FileActor;
 import org.blockyard.runtime.alloc.FileHandle;
+import org.blockyard.runtime.alloc.Receives;
 import org.blockyard.runtime.alloc.Reply;
 
 /**
@@ -63,10 +64,7 @@ final class LoadClient extends AbstractBehavior<LoadClient.Command> {
 
     @Override
     public Receive<Command> createReceive() {
-        return newReceiveBuilder()
-                .onMessageEquals(Go.INSTANCE, this::onGo)
-                .onMessage(Got.class, this::onGot)
-                .build();
+        return Receives.of(m -> m == Go.INSTANCE ? onGo() : onGot((Got) m));
     }
 
     private Behavior<Command> onGo() {

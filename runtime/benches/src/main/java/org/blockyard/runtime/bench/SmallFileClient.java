@@ -14,6 +14,7 @@ import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.runtime.alloc.FileActor;
 import org.blockyard.runtime.alloc.FileHandle;
 import org.blockyard.runtime.alloc.FileShard;
+import org.blockyard.runtime.alloc.Receives;
 import org.blockyard.runtime.alloc.Reply;
 
 /**
@@ -65,10 +66,7 @@ final class SmallFileClient extends AbstractBehavior<SmallFileClient.Command> {
 
     @Override
     public Receive<Command> createReceive() {
-        return newReceiveBuilder()
-                .onMessageEquals(Go.INSTANCE, this::next)
-                .onMessage(Answer.class, this::onAnswer)
-                .build();
+        return Receives.of(m -> m == Go.INSTANCE ? next() : onAnswer((Answer) m));
     }
 
     @SuppressWarnings("unchecked")

@@ -115,7 +115,7 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
 
     @Override
     public Receive<Command> createReceive() {
-        return newReceiveBuilder().onMessage(Command.class, this::serve).build();
+        return Receives.of(this::serve);
     }
 
     private Behavior<Command> serve(Command m) {

@@ -148,7 +148,7 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
 
     @Override
     public Receive<Command> createReceive() {
-        return newReceiveBuilder().onMessage(Command.class, this::serve).build();
+        return Receives.of(this::serve);
     }
 
     private Behavior<Command> serve(Command m) {

@@ -380,7 +380,8 @@ final class FileServer {
 
     private void step(FileAllocation.Step s) {
         if (s instanceof FileAllocation.Ask ask) {
-            driver.tellGroup(ask.group(), new GroupActor.Allocate(ask.request(), driver.allocatedTo()));
+            // The answer names this server, so a shard hands it over without a lookup.
+            driver.tellGroup(ask.group(), new GroupActor.Allocate(ask.request(), driver.allocatedTo(), this));
             return;
         }
         if (s instanceof FileAllocation.DropPreallocations) {
@@ -493,10 +494,14 @@ final class FileServer {
         // ext3_release_file: the last writer's close drops the window. The preallocation goes back first, and
         // its group answers the close once the blocks are free again.
         Extent pre = file.dropPrealloc();
-        discardWindow();
+        int windowGroup = file.windowGroup;
+        boolean together = pre != null && windowGroup == geometry.groupOf(pre.start()); // one message does both
+        if (windowGroup >= 0 && !together) effects.discardWindow(windowGroup, file.id);
+        file.windowDiscarded();
         volume.fileClosed(file.homeGroup);
         if (pre != null)
-            driver.tellGroup(geometry.groupOf(pre.start()), GroupActor.Unclaim.thenAnswer(pre, Reply.ok(true), m.replyTo()));
+            driver.tellGroup(geometry.groupOf(pre.start()), GroupActor.Unclaim.closing(pre, together ? file.id : -1,
+                    Reply.ok(true), m.replyTo()));
         else m.replyTo().tell(Reply.ok(true));
         if (driver.lastClosed(this)) handedOver = true;
     }

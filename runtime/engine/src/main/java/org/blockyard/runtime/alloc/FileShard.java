@@ -163,7 +163,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
 
     @Override
     public Receive<Command> createReceive() {
-        return newReceiveBuilder().onMessage(Command.class, this::guarded).build();
+        return Receives.of(this::guarded);
     }
 
     /** Serves one message; a fault answers it with {@code Failed} and the shard goes on. */
@@ -271,7 +271,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
     }
 
     private void onAllocated(GroupActor.Allocated a) {
-        FileServer s = byId.get(a.file());
+        FileServer s = a.tag() instanceof FileServer t ? t : byId.get(a.file());
         if (s == null) giveBackLate(a);
         else s.allocated(a);
     }
@@ -294,13 +294,19 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
 
     private void onLookup(Lookup m) {
         FileServer s = byName.get(m.file());
-        m.replyTo().tell(s != null && s.file.writers > 0 ? Reply.ok(driver.handle(s)) : Reply.fail(unknown(m.file(), s)));
+        // A file with an actor of its own is open; the shard's handle reaches that actor too.
+        boolean open = s != null && (s.ownActor != null || s.file.writers > 0);
+        m.replyTo().tell(open ? Reply.ok(driver.handle(s)) : Reply.fail(unknown(m.file(), s)));
     }
 
     private void onFileExtents(FileExtents m) {
         FileServer s = byName.get(m.file());
         if (s == null) m.replyTo().tell(Reply.fail(unknown(m.file(), null)));
-        else s.receive(m.held() ? new FileActor.Held(m.replyTo()) : new FileActor.Extents(m.replyTo()));
+        else {
+            FileActor.Command c = m.held() ? new FileActor.Held(m.replyTo()) : new FileActor.Extents(m.replyTo());
+            if (s.ownActor != null) s.ownActor.tell(c); // its actor owns the state now
+            else s.receive(c);
+        }
     }
 
     private void onDropped(Dropped d) {

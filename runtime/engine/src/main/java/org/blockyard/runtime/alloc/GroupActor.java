@@ -42,16 +42,20 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     public interface Command {}
 
     /** A file's request; answered with {@link Allocated} (0 blocks when this group cannot serve it). */
-    public record Allocate(BlockGroup.Request request, ActorRef<Allocated> replyTo) implements Command {}
+    public record Allocate(BlockGroup.Request request, ActorRef<Allocated> replyTo, Object tag) implements Command {
+        public Allocate(BlockGroup.Request request, ActorRef<Allocated> replyTo) {
+            this(request, replyTo, null);
+        }
+    }
 
     /**
      * The answer to {@link Allocate}; file actors take it directly, without an adapter. {@code error} is
      * set (and {@code outcome} null) when the group failed or is closed.
      */
-    public record Allocated(int group, long file, BlockGroup.Outcome outcome, AllocationException error)
+    public record Allocated(int group, long file, BlockGroup.Outcome outcome, AllocationException error, Object tag)
             implements FileActor.Command, FileShard.Command {
         public Allocated(int group, long file, BlockGroup.Outcome outcome) {
-            this(group, file, outcome, null);
+            this(group, file, outcome, null, null);
         }
     }
 
@@ -65,17 +69,20 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     public record DiscardWindow(long file) implements Command {}
 
     /** A file gives back its unused preallocation (no answer: it cannot fail unless the file is wrong). */
-    public record Unclaim(Extent extent, Reply<Boolean> answer, ActorRef<Reply<Boolean>> answerTo) implements Command {
+    public record Unclaim(Extent extent, long discardWindowOf, Reply<Boolean> answer, ActorRef<Reply<Boolean>> answerTo)
+            implements Command {
         public Unclaim(Extent extent) {
-            this(extent, null, null);
+            this(extent, -1, null, null);
         }
 
         /**
-         * Frees {@code extent}, then tells {@code answer} to {@code answerTo}: a file's last close is answered
-         * only once its preallocation is free again, so a free count read after it counts those blocks.
+         * A file's last close in one message: drops the file's window here (when {@code discardWindowOf} is a
+         * file id), frees its preallocation {@code extent}, then tells {@code answer} to {@code answerTo}, so a
+         * free count read after the close counts those blocks.
          */
-        public static Unclaim thenAnswer(Extent extent, Reply<Boolean> answer, ActorRef<Reply<Boolean>> answerTo) {
-            return new Unclaim(extent, answer, answerTo);
+        public static Unclaim closing(Extent extent, long discardWindowOf, Reply<Boolean> answer,
+                                      ActorRef<Reply<Boolean>> answerTo) {
+            return new Unclaim(extent, discardWindowOf, answer, answerTo);
         }
     }
 
@@ -114,7 +121,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     public record Snapshot(int group, long start, long end, long firstDataBlock, long freeBlocks, Bitmap bitmap,
                            List<WindowInfo> windows, int runningSearches) {}
 
-    private record ContinueSearch(long id) implements Command {}
+    private record ContinueSearch(Running search) implements Command {}
 
     private record ExpirePrepared(long tx) implements Command {}
 
@@ -125,12 +132,28 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     private final StashBuffer<Command> stash;
     private final TimerScheduler<Command> timers;
     private final Duration preparedExpiry;
-    private final Map<Long, Running> running = new HashMap<>();
+    private final List<Running> running = new ArrayList<>(); // searches longer than a slice: few at a time
     private final Map<Long, List<Extent>> prepared = new HashMap<>();
-    private long nextSearchId;
     private boolean closed;
 
-    private record Running(BlockGroup.WindowSearch search, ActorRef<Allocated> replyTo) {}
+    /** A window search in slices. Compared by identity: two searches are never the same one. */
+    private static final class Running {
+        final BlockGroup.WindowSearch search;
+        final Allocate ask;
+
+        Running(BlockGroup.WindowSearch search, Allocate ask) {
+            this.search = search;
+            this.ask = ask;
+        }
+
+        BlockGroup.WindowSearch search() {
+            return search;
+        }
+
+        Allocate ask() {
+            return ask;
+        }
+    }
 
     /** How long a prepared release may wait for its commit or abort by default. */
     public static final Duration PREPARED_EXPIRY = Duration.ofMinutes(2);
@@ -164,10 +187,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
 
     @Override
     public Receive<Command> createReceive() {
-        return newReceiveBuilder()
-                .onMessage(Command.class, this::guarded)
-                .onSignal(PostStop.class, s -> onStop())
-                .build();
+        return Receives.of(this::guarded, s -> s instanceof PostStop ? onStop() : Behaviors.unhandled());
     }
 
     /** Serves one message; a fault answers it with {@code Failed} and the group recovers in place. */
@@ -204,7 +224,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
 
     /** Answers {@code m} (if it expects an answer) with {@code error}; changes nothing. */
     private Behavior<Command> refuse(Command m, AllocationException error) {
-        if (m instanceof Allocate a) a.replyTo().tell(new Allocated(group, a.request().file(), null, error));
+        if (m instanceof Allocate a) a.replyTo().tell(new Allocated(group, a.request().file(), null, error, a.tag()));
         else if (m instanceof Free f) f.replyTo().tell(Reply.fail(error));
         else if (m instanceof PrepareFree p) p.replyTo().tell(new Freed(p.tx(), Reply.fail(error)));
         else if (m instanceof CommitFree c) c.replyTo().tell(new Freed(c.tx(), Reply.fail(error)));
@@ -224,9 +244,9 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
                 + m.getClass().getSimpleName() + ": " + e);
         refuse(m, failed);
         // Searches in progress may have seen the state the fault left: answer them and start afresh.
-        for (Running r : running.values()) {
+        for (Running r : running) {
             r.search().abandon();
-            r.replyTo().tell(new Allocated(group, r.search().request.file(), null, failed));
+            r.ask().replyTo().tell(new Allocated(group, r.ask().request().file(), null, failed, r.ask().tag()));
         }
         running.clear();
         try {
@@ -242,9 +262,9 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     private Behavior<Command> onShutdown(Shutdown m) {
         closed = true;
         AllocationException c = new AllocationException.Closed("the allocator closed while this request was served");
-        for (Running r : running.values()) {
+        for (Running r : running) {
             r.search().abandon();
-            r.replyTo().tell(new Allocated(group, r.search().request.file(), null, c));
+            r.ask().replyTo().tell(new Allocated(group, r.ask().request().file(), null, c, r.ask().tag()));
         }
         running.clear();
         prepared.clear();
@@ -256,7 +276,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         volume.countMessage();
         if (!running.isEmpty()) {
             long goal = m.request().goal();
-            for (Running r : running.values()) {
+            for (Running r : running) {
                 if (r.search().contends(goal)) {
                     if (stash.isFull()) break; // serve it now rather than lose it; windows still never overlap
                     volume.countStashed();
@@ -268,31 +288,31 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         BlockGroup.Started started = state.begin(m.request());
         BlockGroup.WindowSearch search = started.search();
         if (search == null) {
-            reply(m.replyTo(), m.request().file(), started.outcome());
+            reply(m, started.outcome());
             return this;
         }
         volume.countSlice();
         if (search.run(sliceWords, false)) {
-            reply(m.replyTo(), m.request().file(), state.finish(search));
+            reply(m, state.finish(search));
             return this;
         }
-        long id = nextSearchId++;
-        running.put(id, new Running(search, m.replyTo()));
-        getContext().getSelf().tell(new ContinueSearch(id));
+        Running r = new Running(search, m);
+        running.add(r);
+        getContext().getSelf().tell(new ContinueSearch(r));
         return this;
     }
 
     private Behavior<Command> onContinueSearch(ContinueSearch m) {
         volume.countMessage();
-        Running r = running.get(m.id());
-        if (r == null) return this;
+        Running r = m.search();
+        if (!running.contains(r)) return this; // answered meanwhile (a fault, the shutdown)
         volume.countSlice();
         if (!r.search().run(sliceWords, false)) {
             getContext().getSelf().tell(m);
             return this;
         }
-        running.remove(m.id());
-        reply(r.replyTo(), r.search().request.file(), state.finish(r.search()));
+        running.remove(r);
+        reply(r.ask(), state.finish(r.search()));
         return stash.isEmpty() ? this : stash.unstashAll(this);
     }
 
@@ -302,9 +322,10 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         volume.publishRuns(group, state.largestFreeRun(), state.freeRunBuckets());
     }
 
-    private void reply(ActorRef<Allocated> replyTo, long file, BlockGroup.Outcome outcome) {
+    /** Answers {@code ask}, naming its file and echoing its tag. */
+    private void reply(Allocate ask, BlockGroup.Outcome outcome) {
         if (outcome.allocated()) publish();
-        replyTo.tell(new Allocated(group, file, outcome));
+        ask.replyTo().tell(new Allocated(group, ask.request().file(), outcome, null, ask.tag()));
     }
 
     private Behavior<Command> onDiscardWindow(DiscardWindow m) {
@@ -315,6 +336,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
 
     private Behavior<Command> onUnclaim(Unclaim m) {
         volume.countMessage();
+        if (m.discardWindowOf() >= 0) state.discardWindow(m.discardWindowOf());
         AllocationException bad = state.unclaim(m.extent());
         if (bad != null) getContext().getLog().error("group {}: returned preallocation {} refused: {}", group, m.extent(),
                 bad.getMessage());
@@ -417,7 +439,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     }
 
     private Behavior<Command> onStop() {
-        for (Running r : running.values()) r.search().abandon();
+        for (Running r : running) r.search().abandon();
         return this;
     }
 }

@@ -56,7 +56,8 @@ class FileShardTest {
     }
 
     private static GroupActor.Allocated answer(GroupActor.Allocate ask, long start, int blocks) {
-        return new GroupActor.Allocated(0, ask.request().file(), new BlockGroup.Outcome(start, blocks, 8, 8, 1));
+        return new GroupActor.Allocated(0, ask.request().file(), new BlockGroup.Outcome(start, blocks, 8, 8, 1), null,
+                ask.tag());
     }
 
     @Test
