@@ -1,5 +1,7 @@
 package org.blockyard.runtime.bench;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import akka.actor.typed.ActorRef;
@@ -10,6 +12,7 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
 
 import org.blockyard.api.alloc.BlockRun;
+import org.blockyard.api.alloc.MapRequest;
 import org.blockyard.runtime.alloc.FileActor;
 import org.blockyard.runtime.alloc.FileHandle;
 import org.blockyard.runtime.alloc.Receives;
@@ -19,8 +22,10 @@ import org.blockyard.runtime.alloc.Reply;
  * A load client as an actor: it appends to one file through {@code GetBlocks} messages, the same ones a
  * user's actor would send, recording each call's latency. With depth 1 it has one call outstanding at a
  * time, like a writing thread; with depth D it keeps D calls for consecutive logical ranges in flight,
- * like an asynchronous writer (fio's iodepth). A call answered with fewer blocks than asked is followed
- * by one for the rest. It completes {@code done} with the number of calls when the file reached its size.
+ * like an asynchronous writer (fio's iodepth). With batch B each message carries B consecutive calls
+ * ({@code GetBlocksBatch}) and its latency is the batch's. A call answered with fewer blocks than asked is
+ * followed by one for the rest. A file's calls are answered in the order they were sent, so the calls in
+ * flight are a ring. It completes {@code done} with the number of calls when the file reached its size.
  */
 final class LoadClient extends AbstractBehavior<LoadClient.Command> {
 
@@ -28,37 +33,51 @@ final class LoadClient extends AbstractBehavior<LoadClient.Command> {
 
     enum Go implements Command { INSTANCE }
 
-    private record Got(Reply<BlockRun> reply) implements Command {}
+    private record Got(Reply<?> reply) implements Command {}
 
     private final FileHandle file;
     private final long fileBlocks;
     private final int chunkBlocks;
+    private final int batch;
     private final Latency latency;
     private final CompletableFuture<Long> done;
-    private final ActorRef<Reply<BlockRun>> adapter;
+    private final ActorRef<Reply<?>> adapter;
     private final int depth;
-    private final java.util.HashMap<Long, long[]> inFlight = new java.util.HashMap<>(); // logical -> {sentAt, want}
+    // Messages in flight, oldest first: when each was sent, its first logical block, and blocks asked.
+    private long[] sentAt, firstLogical, asked;
+    private int head, inFlight;
     private long nextLogical;
     private long mappedBlocks;
     private long calls;
 
     static Behavior<Command> create(FileHandle file, long fileBlocks, int chunkBlocks, int depth,
                                     Latency latency, CompletableFuture<Long> done) {
-        return Behaviors.setup(ctx -> new LoadClient(ctx, file, fileBlocks, chunkBlocks, depth, latency, done));
+        return create(file, fileBlocks, chunkBlocks, depth, 1, latency, done);
+    }
+
+    static Behavior<Command> create(FileHandle file, long fileBlocks, int chunkBlocks, int depth, int batch,
+                                    Latency latency, CompletableFuture<Long> done) {
+        return Behaviors.setup(ctx -> new LoadClient(ctx, file, fileBlocks, chunkBlocks, depth, batch, latency, done));
     }
 
     private LoadClient(ActorContext<Command> ctx, FileHandle file, long fileBlocks, int chunkBlocks,
-                       int depth, Latency latency, CompletableFuture<Long> done) {
+                       int depth, int batch, Latency latency, CompletableFuture<Long> done) {
         super(ctx);
         if (depth < 1) throw new IllegalArgumentException("depth must be at least 1");
+        if (batch < 1) throw new IllegalArgumentException("batch must be at least 1");
         this.depth = depth;
+        this.batch = batch;
         this.file = file;
         this.fileBlocks = fileBlocks;
         this.chunkBlocks = chunkBlocks;
         this.latency = latency;
         this.done = done;
+        // A short answer adds a follow-up beside the message in flight: room for both per slot.
+        this.sentAt = new long[2 * depth];
+        this.firstLogical = new long[2 * depth];
+        this.asked = new long[2 * depth];
         @SuppressWarnings("unchecked")
-        Class<Reply<BlockRun>> type = (Class<Reply<BlockRun>>) (Class<?>) Reply.class;
+        Class<Reply<?>> type = (Class<Reply<?>>) (Class<?>) Reply.class;
         this.adapter = ctx.messageAdapter(type, Got::new);
     }
 
@@ -68,35 +87,98 @@ final class LoadClient extends AbstractBehavior<LoadClient.Command> {
     }
 
     private Behavior<Command> onGo() {
-        while (inFlight.size() < depth && nextLogical < fileBlocks) {
-            int want = (int) Math.min(chunkBlocks, fileBlocks - nextLogical);
-            send(nextLogical, want);
-            nextLogical += want;
+        while (inFlight < depth && nextLogical < fileBlocks) {
+            long first = nextLogical;
+            if (batch == 1) {
+                int want = (int) Math.min(chunkBlocks, fileBlocks - first);
+                nextLogical += want;
+                push(first, want);
+                file.tell(new FileActor.GetBlocks(first, want, true, replyTo()));
+            } else {
+                List<MapRequest> requests = new ArrayList<>(batch);
+                while (requests.size() < batch && nextLogical < fileBlocks) {
+                    int want = (int) Math.min(chunkBlocks, fileBlocks - nextLogical);
+                    requests.add(MapRequest.allocate(nextLogical, want));
+                    nextLogical += want;
+                }
+                push(first, nextLogical - first);
+                file.tell(new FileActor.GetBlocksBatch(requests, replyTo()));
+            }
         }
         return this;
     }
 
-    private void send(long logical, int want) {
-        inFlight.put(logical, new long[] {System.nanoTime(), want});
-        file.tell(new FileActor.GetBlocks(logical, want, true, adapter));
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private <T> ActorRef<Reply<T>> replyTo() {
+        return (ActorRef) adapter;
+    }
+
+    private void push(long first, long blocks) {
+        if (inFlight == sentAt.length) grow();
+        int slot = (head + inFlight) % sentAt.length;
+        sentAt[slot] = System.nanoTime();
+        firstLogical[slot] = first;
+        asked[slot] = blocks;
+        inFlight++;
+    }
+
+    /** More follow-ups than the ring holds (many short answers at once): twice the room, oldest first. */
+    private void grow() {
+        int n = sentAt.length;
+        long[] s2 = new long[2 * n], f2 = new long[2 * n], a2 = new long[2 * n];
+        for (int i = 0; i < inFlight; i++) {
+            s2[i] = sentAt[(head + i) % n];
+            f2[i] = firstLogical[(head + i) % n];
+            a2[i] = asked[(head + i) % n];
+        }
+        sentAt = s2;
+        firstLogical = f2;
+        asked = a2;
+        head = 0;
     }
 
     private Behavior<Command> onGot(Got g) {
         long now = System.nanoTime();
-        calls++;
         if (!g.reply().isOk()) {
             done.completeExceptionally(g.reply().error());
             return Behaviors.stopped();
         }
-        BlockRun run = g.reply().value();
-        long[] sent = inFlight.remove(run.logicalStart());
-        latency.record(now - sent[0]);
-        mappedBlocks += run.blocks();
-        if (run.blocks() < sent[1]) send(run.logicalStart() + run.blocks(), (int) (sent[1] - run.blocks()));
+        long first = firstLogical[head], want = asked[head];
+        latency.record(now - sentAt[head]);
+        head = (head + 1) % sentAt.length;
+        inFlight--;
+        long got = 0;
+        if (g.reply().value() instanceof BlockRun run) {
+            calls++;
+            got = run.blocks();
+        } else {
+            for (Object o : (List<?>) g.reply().value()) {
+                calls++;
+                got += ((BlockRun) o).blocks();
+            }
+        }
+        mappedBlocks += got;
+        if (got < want) { // short answers: ask for the rest of the range, one call per gap
+            if (g.reply().value() instanceof BlockRun run) {
+                resend(run.logicalStart() + run.blocks(), first + want - run.logicalStart() - run.blocks());
+            } else {
+                for (Object o : (List<?>) g.reply().value()) {
+                    BlockRun run = (BlockRun) o;
+                    long end = run.logicalStart() + Math.min(chunkBlocks, first + want - run.logicalStart());
+                    if (run.logicalStart() + run.blocks() < end) resend(run.logicalStart() + run.blocks(),
+                            end - run.logicalStart() - run.blocks());
+                }
+            }
+        }
         if (mappedBlocks >= fileBlocks) {
             done.complete(calls);
             return Behaviors.stopped();
         }
         return onGo();
+    }
+
+    private void resend(long logical, long blocks) {
+        push(logical, blocks);
+        file.tell(new FileActor.GetBlocks(logical, (int) blocks, true, replyTo()));
     }
 }

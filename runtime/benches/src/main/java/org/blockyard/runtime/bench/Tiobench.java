@@ -43,8 +43,7 @@ public final class Tiobench {
         public Spec {
             if (batch < 1 || batch > org.blockyard.api.alloc.BlockAllocator.MAX_BATCH)
                 throw new IllegalArgumentException("--batch must be 1 to " + org.blockyard.api.alloc.BlockAllocator.MAX_BATCH);
-            if (batch > 1 && !threads && !policy.equals(GLOBAL_LOCK))
-                throw new IllegalArgumentException("--batch needs --callers threads (actor writers send single messages)");
+
             if (depth < 1) throw new IllegalArgumentException("--depth must be at least 1");
             if (writers < 1) throw new IllegalArgumentException("--writers must be at least 1");
             if (chunkBlocks < 1) throw new IllegalArgumentException("--chunk-blocks must be at least 1");
@@ -209,7 +208,8 @@ public final class Tiobench {
                 done.add(d);
                 latencies.add(l);
                 clients.add(a.spawn(
-                        LoadClient.create(a.fileHandle(names.get(i)), fileBlocks, spec.chunkBlocks(), spec.depth(), l, d),
+                        LoadClient.create(a.fileHandle(names.get(i)), fileBlocks, spec.chunkBlocks(), spec.depth(), spec.batch(),
+                                l, d),
                         "tiobench-writer-" + i));
             }
             ThreadClients.quiesce();
@@ -229,7 +229,9 @@ public final class Tiobench {
                 a.close(n).toCompletableFuture().join();
             }
             // The clients' own replies are messages too.
-            return new Run(extents, all, elapsed, messages + all.count(), heap);
+            long calls = 0;
+            for (CompletableFuture<Long> d : done) calls += d.join();
+            return new Run(extents, all, elapsed, messages + all.count(), calls, heap);
         } catch (Exception e) {
             throw new IllegalStateException("tiobench run failed: " + e.getMessage(), e);
         }

@@ -36,7 +36,7 @@ public final class TiobenchCommand implements Callable<Integer> {
     String callers;
 
     @Option(names = "--batch", defaultValue = "1",
-            description = "getBlocks requests per call for thread writers, handed over in one message (default ${DEFAULT-VALUE})")
+            description = "getBlocks calls per message (actor writers) or per BlockAllocator call (thread writers), served in order and answered together; latency is then per batch (default ${DEFAULT-VALUE})")
     int batch;
 
     @Mixin
