@@ -36,6 +36,12 @@ public final class FileState {
 
     /** logical start -> {physical start, blocks, 1 when unwritten else 0}. */
     private final TreeMap<Long, long[]> map = new TreeMap<>();
+    // The last run of the map (null when it is empty), so that appends, the common case, neither box a key
+    // nor walk the tree. Kept current after every call; bulk edits (markWritten, discard, truncate) drop it
+    // while they run and read it back at their end.
+    private long tailKey;
+    private long[] tailRun;
+    private boolean tailValid = true;
     private long mappedBlocks;
     private int txSeq;
 
@@ -62,26 +68,47 @@ public final class FileState {
 
     /** The mapped run containing {@code logical}, up to {@code max} blocks and in one state, or null for a hole. */
     public BlockRun lookup(long logical, int max) {
-        Map.Entry<Long, long[]> e = map.floorEntry(logical);
-        if (e == null) return null;
-        long lstart = e.getKey(), pstart = e.getValue()[PHYSICAL], len = e.getValue()[BLOCKS];
+        if (tailRun == null) return null;
+        long lstart;
+        long[] run;
+        if (logical >= tailKey) {
+            lstart = tailKey;
+            run = tailRun;
+        } else {
+            Map.Entry<Long, long[]> e = map.floorEntry(logical);
+            if (e == null) return null;
+            lstart = e.getKey();
+            run = e.getValue();
+        }
+        long len = run[BLOCKS];
         if (logical >= lstart + len) return null;
         long off = logical - lstart;
-        return new BlockRun(logical, pstart + off, (int) Math.min(max, len - off), false,
-                e.getValue()[UNWRITTEN] != 0);
+        return new BlockRun(logical, run[PHYSICAL] + off, (int) Math.min(max, len - off), false, run[UNWRITTEN] != 0);
     }
 
     /** Unmapped blocks from {@code logical} up to the next mapped one, capped at {@code max}. */
     public int holeLength(long logical, int max) {
+        if (tailRun == null || logical >= tailKey) return max; // nothing is mapped after the last run's start
         Long next = map.higherKey(logical);
         return next == null ? max : (int) Math.min(max, next - logical);
     }
 
-    /** The physical block of the nearest mapped logical block before {@code logical}, or -1. */
+    /**
+     * The physical block of the nearest mapped logical block before {@code logical}, or -1: for a hole at
+     * {@code logical}, the last block of the run before it.
+     */
     public long precedingPhysical(long logical) {
+        if (tailRun != null && logical > tailKey) return tailRun[PHYSICAL] + tailRun[BLOCKS] - 1;
         Map.Entry<Long, long[]> e = map.lowerEntry(logical);
         if (e == null) return -1;
         return e.getValue()[PHYSICAL] + e.getValue()[BLOCKS] - 1;
+    }
+
+    private void refreshTail() {
+        Map.Entry<Long, long[]> last = map.lastEntry();
+        tailKey = last == null ? 0 : last.getKey();
+        tailRun = last == null ? null : last.getValue();
+        tailValid = true;
     }
 
     /** Records a fresh (unwritten) allocation and updates the ext3 goal state (ext3_splice_branch). */
@@ -95,6 +122,16 @@ public final class FileState {
     /** Inserts a run over a hole, merging it with neighbours that continue it in the same state. */
     private void put(long logical, long physical, long blocks, boolean unwritten) {
         long flag = unwritten ? 1 : 0;
+        if (tailValid && tailRun != null && logical == tailKey + tailRun[BLOCKS]
+                && physical == tailRun[PHYSICAL] + tailRun[BLOCKS] && tailRun[UNWRITTEN] == flag) {
+            tailRun[BLOCKS] += blocks; // an append that continues the last run: nothing after it to merge
+            return;
+        }
+        putInTree(logical, physical, blocks, flag);
+        if (tailValid) refreshTail();
+    }
+
+    private void putInTree(long logical, long physical, long blocks, long flag) {
         Map.Entry<Long, long[]> prev = map.lowerEntry(logical);
         long[] cur;
         if (prev != null && prev.getKey() + prev.getValue()[BLOCKS] == logical
@@ -119,7 +156,7 @@ public final class FileState {
         List<long[]> out = new ArrayList<>();
         Map.Entry<Long, long[]> head = map.floorEntry(from);
         Long first = head != null && head.getKey() + head.getValue()[BLOCKS] > from ? head.getKey() : map.ceilingKey(from);
-        if (first == null) return out;
+        if (first == null || first >= to) return out; // nothing mapped in the range (a run may start after it)
         for (Map.Entry<Long, long[]> e : map.subMap(first, true, to, false).entrySet()) {
             long l = e.getKey(), len = e.getValue()[BLOCKS];
             long a = Math.max(l, from), b = Math.min(l + len, to);
@@ -148,6 +185,7 @@ public final class FileState {
         List<long[]> pieces = piecesIn(logical, to);
         for (long[] p : pieces) if (p[3] != 0) converted += p[2];
         if (converted == 0) return 0;
+        tailValid = false;
         splitAt(logical);
         splitAt(to);
         for (long[] p : pieces) {
@@ -158,6 +196,7 @@ public final class FileState {
         // Converted runs may now continue written runs on either side of the range.
         remergeAround(logical);
         remergeAround(to);
+        refreshTail();
         return converted;
     }
 
@@ -185,12 +224,14 @@ public final class FileState {
         List<long[]> pieces = piecesIn(logical, to);
         for (long[] p : pieces) if (p[3] != 0) dropped += p[2];
         if (dropped == 0) return 0;
+        tailValid = false;
         splitAt(logical);
         splitAt(to);
         for (long[] p : pieces) if (p[3] != 0) map.remove(p[0]);
         remergeAround(logical);
         remergeAround(to);
         mappedBlocks -= dropped;
+        refreshTail();
         if (lastLogical >= logical) recomputeLast();
         return dropped;
     }
@@ -272,8 +313,10 @@ public final class FileState {
     public List<Extent> truncate(long fromLogical) {
         List<Extent> freed = extentsFrom(fromLogical);
         if (freed.isEmpty()) return freed;
+        tailValid = false;
         splitAt(fromLogical);
         map.tailMap(fromLogical, true).clear();
+        refreshTail();
         for (Extent e : freed) mappedBlocks -= e.blocks();
         if (lastLogical >= fromLogical) recomputeLast();
         return freed;
