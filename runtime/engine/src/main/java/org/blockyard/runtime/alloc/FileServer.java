@@ -34,7 +34,7 @@ import org.blockyard.api.alloc.MapRequest;
  * as is the request in progress; a release still being prepared is aborted in its groups; the file goes on
  * with the next request.
  */
-final class FileServer {
+final class FileServer implements FileAllocation.Groups {
 
     /** What the hosting actor provides. */
     interface Driver {
@@ -71,7 +71,11 @@ final class FileServer {
     private final Geometry geometry;
     private final int preallocMin;
     private ArrayDeque<FileActor.Command> waiting; // made when a request first has to wait: most files never do
-    private final FileAllocation.Groups effects;
+    private final FileAllocation.Groups effects = this;
+    // The shard's list of open files runs through them (no set entry per open).
+    FileServer openPrev, openNext;
+    boolean inOpenList;
+    FileHandle handle; // made on the first open through a shard, then reused
     private boolean handedOver;
     /** The file's own actor while it has one; set and read by its shard only. */
     ActorRef<FileActor.Command> ownActor;
@@ -111,17 +115,16 @@ final class FileServer {
         this.geometry = volume.geometry();
         this.preallocMin = preallocMinWindowBlocks;
         this.driver = driver;
-        this.effects = new FileAllocation.Groups() {
-            @Override
-            public void unclaim(Extent e) {
-                FileServer.this.driver.tellGroup(geometry.groupOf(e.start()), new GroupActor.Unclaim(e));
-            }
+    }
 
-            @Override
-            public void discardWindow(int group, long fileId) {
-                FileServer.this.driver.tellGroup(group, new GroupActor.DiscardWindow(fileId));
-            }
-        };
+    @Override
+    public void unclaim(Extent e) {
+        driver.tellGroup(geometry.groupOf(e.start()), new GroupActor.Unclaim(e));
+    }
+
+    @Override
+    public void discardWindow(int group, long fileId) {
+        driver.tellGroup(group, new GroupActor.DiscardWindow(fileId));
     }
 
     /** Another actor hosts this file from now on (a file that moved to an actor of its own). */

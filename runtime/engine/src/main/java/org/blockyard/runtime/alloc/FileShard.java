@@ -2,10 +2,8 @@ package org.blockyard.runtime.alloc;
 
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 import akka.Done;
 import akka.actor.typed.ActorRef;
@@ -84,8 +82,9 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
     private final Map<String, FileServer> byName = new HashMap<>();
     private final Map<Long, FileServer> byId = new HashMap<>();
     private final List<FileServer> waitingForDrop = new ArrayList<>();
-    /** Files with at least one writer: the ones that hold windows and preallocations. */
-    private final Set<FileServer> open = new HashSet<>();
+    /** Files with at least one writer, the ones that hold windows and preallocations, as a list through them. */
+    private FileServer openHead;
+    private int openCount;
     private final ActorRef<Long> droppedAdapter;
     private final FileServer.Driver driver;
     private long nextLocalId = 1;
@@ -145,12 +144,13 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
 
             @Override
             public FileHandle handle(FileServer file) {
-                return new FileHandle(file.file.name, self, file);
+                if (file.handle == null) file.handle = new FileHandle(file.file.name, self, file);
+                return file.handle;
             }
 
             @Override
             public boolean lastClosed(FileServer file) {
-                open.remove(file);
+                unlinkOpen(file);
                 return false; // nothing to hand over: the file's state stays here, closed, for the next open
             }
 
@@ -241,7 +241,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
             if (s.file.writers == 0 && s.policy() != policy) s.receive(new FileActor.UsePolicy(policy));
             s.receive(new FileActor.Open(m.replyTo()));
         }
-        open.add(s);
+        linkOpen(s);
     }
 
     /**
@@ -251,6 +251,33 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
     private boolean provenStream(FileServer s) {
         if (ownActorAfterBlocks <= 0 || s.file.writers > 0 || !s.idle()) return false;
         return s.file.mappedBlocks() >= ownActorAfterBlocks || s.file.windowGoalBlocks > policy.initialWindowBlocks();
+    }
+
+    private void linkOpen(FileServer s) {
+        if (s.inOpenList) return;
+        s.inOpenList = true;
+        s.openPrev = null;
+        s.openNext = openHead;
+        if (openHead != null) openHead.openPrev = s;
+        openHead = s;
+        openCount++;
+    }
+
+    private void unlinkOpen(FileServer s) {
+        if (!s.inOpenList) return;
+        s.inOpenList = false;
+        if (s.openPrev != null) s.openPrev.openNext = s.openNext;
+        else openHead = s.openNext;
+        if (s.openNext != null) s.openNext.openPrev = s.openPrev;
+        s.openPrev = s.openNext = null;
+        openCount--;
+    }
+
+    /** A copy of the open files: serving one may close it, which unlinks it. */
+    private List<FileServer> openFiles() {
+        List<FileServer> out = new ArrayList<>(openCount);
+        for (FileServer s = openHead; s != null; s = s.openNext) out.add(s);
+        return out;
     }
 
     private void onToFile(ToFile t) {
@@ -264,7 +291,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         if (s.ownActor == null || !s.ownActor.equals(p.actor())) return;
         s.ownActor = null;
         ownActors--;
-        open.remove(s);
+        unlinkOpen(s);
         p.actor().tell(FileActor.Stop.INSTANCE);
         s.resume(driver);
         for (FileActor.Command c : p.waiting()) s.receive(c);
@@ -320,7 +347,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
     private void onDropPrealloc(DropPrealloc m) {
         List<Extent> returned = new ArrayList<>();
         List<ActorRef<?>> alsoFrom = new ArrayList<>(ownActors);
-        for (FileServer s : new ArrayList<>(open)) {
+        for (FileServer s : openFiles()) {
             if (s.ownActor != null) {
                 s.ownActor.tell(new FileActor.DropPrealloc(m.replyTo()));
                 alsoFrom.add(s.ownActor);
@@ -336,7 +363,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
     private void onUsePolicy(UsePolicy m) {
         policy = m.policy();
         FileActor.UsePolicy use = new FileActor.UsePolicy(policy);
-        for (FileServer s : new ArrayList<>(open)) {
+        for (FileServer s : openFiles()) {
             if (s.ownActor != null) s.ownActor.tell(use);
             else s.receive(use);
         }
