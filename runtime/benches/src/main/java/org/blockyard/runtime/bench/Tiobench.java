@@ -112,13 +112,13 @@ public final class Tiobench {
                 names.add(name);
                 a.open(name).toCompletableFuture().join();
             }
-            List<CompletableFuture<Long>> done = new ArrayList<>();
+            List<CompletableFuture<Long>> done = new ArrayList<>(); // each writer's end time
             List<Latency> latencies = new ArrayList<>();
             List<ActorRef<LoadClient.Command>> clients = new ArrayList<>();
             for (int i = 0; i < spec.writers(); i++) {
                 CompletableFuture<Long> d = new CompletableFuture<>();
                 Latency l = new Latency();
-                done.add(d);
+                done.add(d.thenApply(calls -> System.nanoTime()));
                 latencies.add(l);
                 clients.add(a.spawn(
                         LoadClient.create(a.fileActor(names.get(i)), fileBlocks, spec.chunkBlocks(), spec.depth(), l, d),
@@ -132,7 +132,9 @@ public final class Tiobench {
             long elapsed = System.nanoTime() - t0;
             long messages = a.volume().messages() - messages0;
             Latency all = new Latency();
-            for (Latency l : latencies) all.merge(l);
+            // Each writer is a closed loop of depth calls in flight, from the start message to its own end.
+            for (int i = 0; i < latencies.size(); i++)
+                all.merge(latencies.get(i).correctClosedLoop(done.get(i).join() - t0, spec.depth()));
             List<List<Extent>> extents = new ArrayList<>();
             for (String n : names) {
                 extents.add(a.fileExtents(n).toCompletableFuture().join());
