@@ -137,6 +137,7 @@ public final class Latency {
 
     /**
      * {@code raw: {p50, p90, p99, p999, max}} in microseconds, then either {@code corrected} (same keys),
+     * {@code calls_added} (the calls the correction added: those the stalls held back),
      * {@code expected_interval_us} (mean over the merged clients) and {@code correction} (how), or
      * {@code not_corrected} (why not).
      */
@@ -145,6 +146,7 @@ public final class Latency {
         m.put("raw", percentiles(raw));
         if (corrected != null) {
             m.put("corrected", percentiles(corrected));
+            m.put("calls_added", corrected.getTotalCount() - raw.getTotalCount());
             m.put("expected_interval_us", intervals == 0 ? 0.0 : round(intervalNanosSum / intervals / 1000.0));
             m.put("correction", correction);
         } else {

@@ -1,0 +1,359 @@
+package org.blockyard.runtime.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+import com.typesafe.config.Config;
+
+import org.blockyard.api.alloc.BlockAllocator;
+import org.blockyard.api.alloc.Geometry;
+import org.blockyard.runtime.alloc.ActorBlockAllocator;
+import org.blockyard.runtime.alloc.AllocatorSettings;
+import org.blockyard.runtime.alloc.BlockGroup;
+import org.blockyard.runtime.alloc.GlobalLockAllocator;
+import org.blockyard.runtime.alloc.ReservationPolicy;
+
+/**
+ * Where per-group actors should win: clients that each append in a group of their own, while a victim
+ * keeps making long window searches in another group (seed 000's nearly full group). Under the global
+ * lock a search holds every client up for as long as it runs; with actors it runs in slices inside its
+ * own group's actor and the clients' groups go on.
+ *
+ * <p>The victim group is group 0, prepared as {@code ProvisionalWindowTest} prepares one: from its first
+ * data block on, {@code searchSlides} other files each hold a 2-block window with one free block in it,
+ * followed by used blocks up to the next (a stride of 12 to 20 blocks, drawn from the seed). A new 8-block
+ * window searched from the group's first data block (ext3 reservation, which starts there) must slide
+ * past every one of them. Each victim search is one new file: open, one {@code getBlocks} (the search),
+ * truncate (its block goes back, so the group never fills), close.
+ *
+ * <p>Client {@code c} appends to its own file in group {@code c + 1} ({@link StallClient}). The victim
+ * makes one search per {@code victimEvery} client calls: each such call releases one permit, and the
+ * victim, a plain thread, takes one per search; if its searches take longer than the clients' calls, it
+ * falls behind and searches back to back. With {@code victimEvery == 0} it searches all the time. The
+ * row says how many searches it made.
+ *
+ * <p>Both allocators are driven through {@link BlockAllocator}: the lock's clients on plain threads (each
+ * call runs on the caller's thread), the actors' clients as chains of asks started inside the actor
+ * system (no thread hand-off per call). Client latencies are corrected for coordinated omission as
+ * closed loops (each client's expected interval is its mean interval between calls).
+ */
+public final class Stall {
+    private Stall() {}
+
+    public static final String ACTORS = "actors";
+    public static final String GLOBAL_LOCK = Tiobench.GLOBAL_LOCK;
+
+    static final int VICTIM_GROUP = 0;
+    /** ext3's first window (EXT3_DEFAULT_RESERVE_BLOCKS): the window the victim's searches slide. */
+    private static final int VICTIM_WINDOW_BLOCKS = 8;
+    /** File ids of the windows that fill the victim group, far above any id an allocator hands out. */
+    private static final long HOLDER_FILE_BASE = 1L << 50;
+    /** Stride from one holder to the next: at least the new window and the holder's, so each is a slide. */
+    private static final int MIN_STRIDE = 12, MAX_STRIDE = 20;
+    /** Room in the victim group besides the stretch: its system zone and journal, and the victim's window. */
+    private static final int STRETCH_SLACK_BLOCKS = 2048;
+
+    /**
+     * @param victimEvery   one victim search per this many client calls; 0 = searches all the time
+     * @param searchSlides  windows in the victim group's fragmented stretch: how often each search slides
+     * @param fileBlocks    a client's file is truncated and rewritten when it reaches this
+     * @param seed          draws the strides of the fragmented stretch
+     */
+    public record Spec(int clients, long callsPerClient, int victimEvery, int searchSlides, int blocksPerGroup,
+                       int chunkBlocks, int fileBlocks, long seed) {
+        public Spec {
+            if (clients < 1) throw new IllegalArgumentException("--clients must be at least 1");
+            if (callsPerClient < 1) throw new IllegalArgumentException("--calls must be at least 1");
+            if (victimEvery < 0) throw new IllegalArgumentException("--victim-every must be 0 (all the time) or more");
+            if (searchSlides < 1) throw new IllegalArgumentException("--search-slides must be at least 1");
+            if (chunkBlocks < 1) throw new IllegalArgumentException("--chunk-blocks must be at least 1");
+            if (fileBlocks < chunkBlocks) throw new IllegalArgumentException("--file-blocks must be at least --chunk-blocks");
+            long stretch = (long) MAX_STRIDE * searchSlides + STRETCH_SLACK_BLOCKS;
+            if (stretch > blocksPerGroup || fileBlocks > blocksPerGroup / 2)
+                throw new IllegalArgumentException("--blocks-per-group " + blocksPerGroup + " is too small: the victim's"
+                        + " stretch needs up to " + stretch + " blocks, and a client's file of " + fileBlocks
+                        + " at most half a group");
+        }
+    }
+
+    /** One measured run of {@code allocator} ({@link #ACTORS} or {@link #GLOBAL_LOCK}); answers its row. */
+    public static Map<String, Object> run(Spec spec, String allocator, Config config) {
+        if (!allocator.equals(ACTORS) && !allocator.equals(GLOBAL_LOCK))
+            throw new IllegalArgumentException("allocator " + allocator + ": actors | global-lock");
+        AllocatorSettings base = AllocatorSettings.fromConfig(config, config.getInt("blockyard.volume.blocks-per-group"));
+        Geometry g0 = base.geometry();
+        Geometry geometry = Geometry.of(g0.blockSizeBytes(), (long) (spec.clients() + 1) * spec.blocksPerGroup(),
+                spec.blocksPerGroup()).withJournal(g0.journalBlocks());
+        // ext3 reservation: a new file's window search starts at its home group's first data block.
+        PinnedHomePolicy policy = new PinnedHomePolicy(ReservationPolicy.ext3());
+        AllocatorSettings settings = base.withGeometry(geometry).withPolicy(policy);
+        Consumer<BlockGroup> prepare = group -> {
+            if (group.group() == VICTIM_GROUP) fragment(group, spec);
+        };
+
+        long cpu0 = Tiobench.processCpuNanos();
+        Result r;
+        if (allocator.equals(GLOBAL_LOCK)) {
+            GlobalLockAllocator a = new GlobalLockAllocator(geometry, policy, settings.preallocMinWindowBlocks());
+            for (int g = 0; g < geometry.groups(); g++) {
+                prepare.accept(a.group(g));
+                a.republish(g);
+            }
+            r = drive(spec, a, null);
+        } else {
+            try (ActorBlockAllocator a = ActorBlockAllocator.start(settings, config, prepare)) {
+                r = drive(spec, a, a);
+            }
+        }
+        long cpu = Tiobench.processCpuNanos() - cpu0;
+
+        double seconds = r.elapsedNanos / 1e9;
+        Map<String, Object> row = Report.row();
+        row.put("workload", "stall");
+        row.put("allocator", allocator);
+        row.put("policy_detail", policy.toString());
+        row.put("clients", spec.clients());
+        row.put("calls_per_client", spec.callsPerClient());
+        row.put("chunk_blocks", spec.chunkBlocks());
+        row.put("victim_every", spec.victimEvery());
+        row.put("search_slides", spec.searchSlides());
+        row.put("blocks_per_group", spec.blocksPerGroup());
+        row.put("seed", spec.seed());
+        row.put("client_calls", r.clients.count());
+        row.put("client_calls_per_s", r.clients.count() / seconds);
+        row.put("client_latency_us", r.clients.summaryMicros());
+        row.put("victim_searches", r.victim.count());
+        row.put("client_calls_per_search", r.victim.count() == 0 ? 0.0 : (double) r.clients.count() / r.victim.count());
+        row.put("victim_search_us", r.victim.summaryMicros());
+        row.put("search_slices", r.slices);
+        row.put("stashed", r.stashed);
+        row.put("elapsed_s", Latency.round(seconds));
+        row.put("cpu_s", Latency.round(cpu / 1e9));
+        return row;
+    }
+
+    /** The victim group's fragmented stretch: holder windows with one free block each, used blocks between. */
+    static void fragment(BlockGroup group, Spec spec) {
+        Random rnd = new Random(spec.seed());
+        long at = group.firstDataBlock();
+        for (int i = 0; i < spec.searchSlides(); i++) {
+            int stride = MIN_STRIDE + rnd.nextInt(MAX_STRIDE - MIN_STRIDE + 1);
+            BlockGroup.Outcome o = group.allocate(new BlockGroup.Request(HOLDER_FILE_BASE + i, at, 1, 0, 2, 0, 0, true,
+                    false));
+            if (o.start() != at || o.blocks() != 1)
+                throw new IllegalStateException("holder " + i + " did not get block " + at + ": " + o);
+            group.markUsed(at + 2, stride - 2);
+            at += stride;
+        }
+        if (group.end() - at < 2 * VICTIM_WINDOW_BLOCKS)
+            throw new IllegalArgumentException("the victim group has no room after its stretch: use bigger groups");
+    }
+
+    private record Result(Latency clients, Latency victim, long elapsedNanos, long slices, long stashed) {}
+
+    /** Runs the clients and the victim against {@code a}; {@code actors} is {@code a} when it is the actors'. */
+    private static Result drive(Spec spec, BlockAllocator a, ActorBlockAllocator actors) {
+        Victim victim = actors == null ? new ThreadVictim(a, spec.victimEvery()) : new ChainVictim(a, spec.victimEvery());
+        AtomicLong clientCalls = new AtomicLong();
+        int every = spec.victimEvery();
+        Runnable afterCall = every == 0 ? () -> { } : () -> {
+            if (clientCalls.incrementAndGet() % every == 0) victim.permit();
+        };
+        List<StallClient> clients = new ArrayList<>();
+        for (int c = 0; c < spec.clients(); c++) {
+            String file = PinnedHomePolicy.fileIn(c + 1, "client-" + c);
+            a.open(file).toCompletableFuture().join();
+            clients.add(new StallClient(a, file, spec.callsPerClient(), spec.chunkBlocks(), spec.fileBlocks(), afterCall));
+        }
+        ThreadClients.quiesce();
+        long slices0 = actors == null ? 0 : actors.volume().searchSlices();
+        long stashed0 = actors == null ? 0 : actors.volume().stashed();
+        long t0 = System.nanoTime();
+        try {
+            if (actors == null) {
+                CountDownLatch go = new CountDownLatch(1);
+                for (int c = 0; c < clients.size(); c++) {
+                    StallClient client = clients.get(c);
+                    new Thread(() -> {
+                        try {
+                            go.await();
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                        client.start();
+                    }, "stall-client-" + c).start();
+                }
+                victim.start();
+                go.countDown();
+            } else {
+                Starter.runInside(actors, () -> {
+                    victim.start();
+                    clients.forEach(StallClient::start);
+                }, "stall-start");
+            }
+            CompletableFuture.allOf(clients.stream().map(StallClient::done).toArray(CompletableFuture[]::new))
+                    .get(30, TimeUnit.MINUTES);
+            long elapsed = System.nanoTime() - t0;
+            Latency searches = victim.stop().get(5, TimeUnit.MINUTES);
+            Latency all = new Latency();
+            for (StallClient c : clients) all.merge(c.latency());
+            long slices = actors == null ? 0 : actors.volume().searchSlices() - slices0;
+            long stashed = actors == null ? 0 : actors.volume().stashed() - stashed0;
+            return new Result(all, searches, elapsed, slices, stashed);
+        } catch (Exception e) {
+            victim.stop();
+            throw new IllegalStateException("stall run failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The victim: new files in the victim group, one long window search each, one at a time. It makes one
+     * search per {@link #permit} (each {@code victimEvery} client calls give one), searching back to back
+     * while permits are left; with {@code victimEvery == 0} it searches all the time.
+     */
+    private abstract static class Victim {
+        final BlockAllocator a;
+        final int every;
+        final Latency latency = new Latency().notCorrected("the victim's own searches, one after another");
+        final CompletableFuture<Latency> stopped = new CompletableFuture<>();
+        volatile boolean stopping;
+        long next;
+
+        Victim(BlockAllocator a, int every) {
+            this.a = a;
+            this.every = every;
+        }
+
+        abstract void start();
+
+        abstract void permit();
+
+        /** Completes with the searches' latencies once the search in progress, if any, is done. */
+        abstract CompletableFuture<Latency> stop();
+
+        String nextFile() {
+            return PinnedHomePolicy.fileIn(VICTIM_GROUP, "victim-" + next++);
+        }
+    }
+
+    /** Against the global lock: a plain thread that calls, as the lock's callers do. */
+    private static final class ThreadVictim extends Victim {
+        private final Semaphore permits = new Semaphore(0);
+        private final Thread thread = new Thread(this::loop, "stall-victim");
+
+        ThreadVictim(BlockAllocator a, int every) {
+            super(a, every);
+        }
+
+        @Override
+        void start() {
+            thread.start();
+        }
+
+        @Override
+        void permit() {
+            permits.release();
+        }
+
+        @Override
+        CompletableFuture<Latency> stop() {
+            stopping = true;
+            permits.release();
+            return stopped;
+        }
+
+        private void loop() {
+            try {
+                while (!stopping) {
+                    if (every > 0) {
+                        permits.acquire();
+                        if (stopping) break;
+                    }
+                    String file = nextFile();
+                    a.open(file).toCompletableFuture().join();
+                    long s = System.nanoTime();
+                    a.getBlocks(file, 0, 1, true).toCompletableFuture().join();
+                    latency.record(System.nanoTime() - s);
+                    a.truncate(file, 0).toCompletableFuture().join();
+                    a.close(file).toCompletableFuture().join();
+                }
+                stopped.complete(latency);
+            } catch (Throwable e) {
+                stopped.completeExceptionally(e);
+            }
+        }
+    }
+
+    /**
+     * Against the actors: a chain of asks, each step sent from the thread that completed the one before
+     * (a dispatcher thread), as the clients' calls are. A plain thread's asks would wait behind the
+     * clients' work in the dispatcher's queues and the victim would hardly run.
+     */
+    private static final class ChainVictim extends Victim {
+        private final AtomicLong permits = new AtomicLong();
+        private final java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean();
+
+        ChainVictim(BlockAllocator a, int every) {
+            super(a, every);
+        }
+
+        @Override
+        void start() {
+            if (every == 0 && running.compareAndSet(false, true)) search();
+        }
+
+        @Override
+        void permit() {
+            permits.incrementAndGet();
+            if (running.compareAndSet(false, true)) search();
+        }
+
+        @Override
+        CompletableFuture<Latency> stop() {
+            stopping = true;
+            if (running.compareAndSet(false, true)) stopped.complete(latency);
+            return stopped;
+        }
+
+        /** Runs while {@link #running} is held by this chain; gives it up when no permit is left. */
+        private void search() {
+            if (stopping) {
+                stopped.complete(latency);
+                return;
+            }
+            if (every > 0) {
+                if (permits.get() == 0) {
+                    running.set(false);
+                    // A permit that came in between, or a stop, finds running false and takes over.
+                    if ((permits.get() > 0 || stopping) && running.compareAndSet(false, true)) search();
+                    return;
+                }
+                permits.decrementAndGet();
+            }
+            String file = nextFile();
+            long[] sent = new long[1];
+            a.open(file)
+                    .thenCompose(v -> {
+                        sent[0] = System.nanoTime();
+                        return a.getBlocks(file, 0, 1, true);
+                    })
+                    .thenCompose(run -> {
+                        latency.record(System.nanoTime() - sent[0]);
+                        return a.truncate(file, 0);
+                    })
+                    .thenCompose(freed -> a.close(file))
+                    .whenComplete((v, e) -> {
+                        if (e != null) stopped.completeExceptionally(e);
+                        else search();
+                    });
+        }
+    }
+}
