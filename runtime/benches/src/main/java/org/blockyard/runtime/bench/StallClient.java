@@ -25,6 +25,7 @@ final class StallClient {
     private final long calls;
     private final int chunkBlocks;
     private final long fileBlocks;
+    private final Runnable beforeCall;
     private final Runnable afterCall;
     private final Latency latency = new Latency();
     private final CompletableFuture<StallClient> done = new CompletableFuture<>();
@@ -35,17 +36,19 @@ final class StallClient {
     private long elapsedNanos;
 
     /**
-     * @param file      an open file of {@code allocator}
-     * @param afterCall run after each timed call (the victim's pacing counts client calls)
+     * @param file       an open file of {@code allocator}
+     * @param beforeCall run at the start of each timed call, inside its time (a wait the call would have)
+     * @param afterCall  run after each timed call (the victim's pacing counts client calls)
      */
     StallClient(BlockAllocator allocator, String file, long calls, int chunkBlocks, long fileBlocks,
-                Runnable afterCall) {
+                Runnable beforeCall, Runnable afterCall) {
         if (fileBlocks < chunkBlocks) throw new IllegalArgumentException("a file holds at least one call's blocks");
         this.allocator = allocator;
         this.file = file;
         this.calls = calls;
         this.chunkBlocks = chunkBlocks;
         this.fileBlocks = fileBlocks;
+        this.beforeCall = beforeCall;
         this.afterCall = afterCall;
     }
 
@@ -79,6 +82,7 @@ final class StallClient {
                 if (timed) {
                     int want = (int) Math.min(chunkBlocks, fileBlocks - logical);
                     sentAt = System.nanoTime();
+                    beforeCall.run();
                     f = allocator.getBlocks(file, logical, want, true).toCompletableFuture();
                 } else {
                     f = allocator.truncate(file, 0).toCompletableFuture();
