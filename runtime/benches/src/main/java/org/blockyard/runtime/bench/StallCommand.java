@@ -16,7 +16,9 @@ import picocli.CommandLine.Option;
                 + " actors and the global lock in one run, latencies raw and corrected for coordinated omission.")
 public final class StallCommand implements Callable<Integer> {
 
-    @Option(names = "--clients", defaultValue = "4", description = "clients, each in a group of its own (default ${DEFAULT-VALUE})")
+    @Option(names = "--clients", defaultValue = "2",
+            description = "clients, each in a group of its own (default ${DEFAULT-VALUE}: one per core here; more clients than"
+                    + " cores make the lock side's threads wait for the CPU, not for the lock)")
     int clients;
 
     @Option(names = "--calls", defaultValue = "100000", description = "getBlocks calls per client (default ${DEFAULT-VALUE})")
@@ -26,6 +28,11 @@ public final class StallCommand implements Callable<Integer> {
             description = "one long victim search per this many client calls (all clients together); 0 = the victim"
                     + " searches all the time (default ${DEFAULT-VALUE})")
     int victimEvery;
+
+    @Option(names = "--victim-per-second", defaultValue = "0",
+            description = "when above 0, one victim search is due this many times a second instead, whatever the"
+                    + " clients do: the same victim work for both allocators (default ${DEFAULT-VALUE}: unused)")
+    double victimPerSecond;
 
     @Option(names = "--search-slides", defaultValue = "2000",
             description = "how many other files' windows each victim search slides past, as in ProvisionalWindowTest"
@@ -56,11 +63,11 @@ public final class StallCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Config config = run.config();
-        Stall.Spec spec = new Stall.Spec(clients, calls, victimEvery, searchSlides, blocksPerGroup, chunkBlocks,
+        Stall.Spec spec = new Stall.Spec(clients, calls, victimEvery, victimPerSecond, searchSlides, blocksPerGroup, chunkBlocks,
                 fileBlocks, seed);
         List<Map<String, Object>> rows = run.measure(allocators, a -> Stall.run(spec, a, config));
-        Report.table(System.out, rows, Report.columns("allocator", "clients", "victim_every", "victim_searches",
-                "client_calls_per_search", "client_calls_per_s", "client_latency_us.raw.p50",
+        Report.table(System.out, rows, Report.columns("allocator", "clients", "victim_every", "victim_per_s",
+                "victim_searches", "victim_searches_per_s", "client_calls_per_search", "client_calls_per_s", "client_latency_us.raw.p50",
                 "client_latency_us.raw.p90", "client_latency_us.raw.p99", "client_latency_us.raw.p999",
                 "client_latency_us.corrected.p50", "client_latency_us.corrected.p90", "client_latency_us.corrected.p99",
                 "client_latency_us.corrected.p999", "client_latency_us.raw.max", "victim_search_us.raw.p50",

@@ -15,7 +15,7 @@ import org.blockyard.runtime.config.BlockyardConfig;
 class StallTest {
     private static final Config CONFIG = BlockyardConfig.load();
     /** 2 clients of 2,000 calls, one search past 200 windows per 10 client calls, 8,192-block groups. */
-    private static final Stall.Spec SPEC = new Stall.Spec(2, 2_000, 10, 200, 8192, 1, 512, 7);
+    private static final Stall.Spec SPEC = new Stall.Spec(2, 2_000, 10, 0, 200, 8192, 1, 512, 7);
 
     @Test
     void bothAllocatorsCountEveryCallAndCorrectedPercentilesAreNeverBelowRawOnes() {
@@ -50,7 +50,7 @@ class StallTest {
     @Test
     void aSpecThatCannotFitItsStretchIsRefused() {
         try {
-            new Stall.Spec(1, 1, 100, 2000, 8192, 1, 512, 1);
+            new Stall.Spec(1, 1, 100, 0, 2000, 8192, 1, 512, 1);
         } catch (IllegalArgumentException expected) {
             assertTrue(expected.getMessage().contains("--blocks-per-group"), expected.getMessage());
             return;
