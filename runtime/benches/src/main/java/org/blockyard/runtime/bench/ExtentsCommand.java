@@ -71,8 +71,8 @@ public final class ExtentsCommand implements Callable<Integer> {
     }
 
     static void print(List<Map<String, Object>> rows) {
-        Report.table(System.out, rows, List.of("allocator", "unit_bytes", "allocations", "split_pct",
-                "extents_per_allocation", "short_allocations", "score_v3", "alloc_latency_us.p50", "alloc_latency_us.p99",
-                "alloc_latency_us.p999", "alloc_latency_us.max", "elapsed_s"));
+        Report.table(System.out, rows, Report.columns("allocator", "unit_bytes", "allocations", "split_pct",
+                "extents_per_allocation", "short_allocations", "score_v3", Latency.columns("alloc_latency_us"),
+                "elapsed_s"));
     }
 }

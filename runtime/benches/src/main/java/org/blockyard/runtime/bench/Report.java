@@ -99,6 +99,16 @@ public final class Report {
         return out;
     }
 
+    /** Column keys for {@link #table}: strings, and lists of them (such as {@link Latency#columns}) spliced in. */
+    public static List<String> columns(Object... parts) {
+        List<String> out = new ArrayList<>();
+        for (Object p : parts) {
+            if (p instanceof List<?> l) for (Object o : l) out.add((String) o);
+            else out.add((String) p);
+        }
+        return out;
+    }
+
     public static Map<String, Object> row() {
         return new LinkedHashMap<>();
     }

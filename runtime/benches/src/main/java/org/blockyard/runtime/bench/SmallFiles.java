@@ -94,7 +94,7 @@ public final class SmallFiles {
                 for (int c = 0; c < spec.clients(); c++) {
                     CompletableFuture<Long> d = new CompletableFuture<>();
                     Latency l = new Latency();
-                    done.add(d);
+                    done.add(d.thenApply(calls -> System.nanoTime())); // the client's end time
                     lats.add(l);
                     clients.add(a.spawn(SmallFileClient.create(a.fileShards(), shares.get(c), l, d),
                             "smallfiles-client-" + c));
@@ -108,7 +108,8 @@ public final class SmallFiles {
                 CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(30, TimeUnit.MINUTES);
                 elapsed = System.nanoTime() - t0;
                 allocated = meter.bytes();
-                for (Latency l : lats) all.merge(l);
+                // Each client is a closed loop: one timed getBlocks in flight, from the start message to its end.
+                for (int c = 0; c < lats.size(); c++) all.merge(lats.get(c).correctClosedLoop(done.get(c).join() - t0, 1));
                 messages = a.volume().messages() - m0 + all.count();
                 slices = a.volume().searchSlices() - s0;
                 stashed = a.volume().stashed() - st0;

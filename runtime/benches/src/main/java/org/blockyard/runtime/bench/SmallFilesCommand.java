@@ -46,9 +46,9 @@ public final class SmallFilesCommand implements Callable<Integer> {
         int bpg = blocksPerGroup != null ? blocksPerGroup : config.getInt("blockyard.volume.blocks-per-group");
         List<Map<String, Object>> rows = run.measure(policies, policy ->
                 SmallFiles.run(new SmallFiles.Spec(files, fill, bpg, policy, clients, maxFileBlocks, seed), config));
-        Report.table(System.out, rows, List.of("policy", "files", "fill", "blocks_per_group", "clients",
-                "extents_per_file_mean", "alloc_latency_us.p50", "alloc_latency_us.p99", "alloc_latency_us.p999",
-                "alloc_latency_us.max", "allocs_per_s", "files_per_s", "messages_per_file", "heap_bytes_per_file", "elapsed_s"));
+        Report.table(System.out, rows, Report.columns("policy", "files", "fill", "blocks_per_group", "clients",
+                "extents_per_file_mean", Latency.columns("alloc_latency_us"), "allocs_per_s", "files_per_s",
+                "messages_per_file", "heap_bytes_per_file", "elapsed_s"));
         run.writeJson(rows);
         return 0;
     }

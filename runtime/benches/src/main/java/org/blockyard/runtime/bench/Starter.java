@@ -23,6 +23,17 @@ final class Starter {
         });
     }
 
+    /**
+     * Runs {@code start} once on a dispatcher thread of the allocator's actor system, for clients that are
+     * not actors but chains of asks: their first asks are then sent from inside the system too.
+     */
+    static void runInside(org.blockyard.runtime.alloc.ActorBlockAllocator allocator, Runnable start, String name) {
+        allocator.spawn(Behaviors.<Object>receive((ctx, msg) -> {
+            start.run();
+            return Behaviors.stopped();
+        }), name).tell(Boolean.TRUE);
+    }
+
     /** Tells every client {@code go} from inside the allocator's actor system. */
     static <T> void startAll(org.blockyard.runtime.alloc.ActorBlockAllocator allocator, List<ActorRef<T>> clients, T go,
                              String name) {

@@ -172,7 +172,9 @@ public final class Swap {
                             });
                 }
             }, threads);
-            Latency elevatorPause = new Latency(), policyPause = new Latency(), calls = new Latency();
+            String pause = "the length of a pause inside the switching actor, not a client's call";
+            Latency elevatorPause = new Latency().notCorrected(pause), policyPause = new Latency().notCorrected(pause);
+            Latency calls = new Latency(); // the switcher is paced: one elevator and one policy switch per interval
             int churned = 0;
             long intervalNanos = (long) (spec.seconds() * 1e9 / spec.swaps());
             long t0 = System.nanoTime();
@@ -181,12 +183,12 @@ public final class Swap {
                 while (System.nanoTime() < due) Thread.sleep(1);
                 long s = System.nanoTime();
                 var es = switchElevator(store, spec.elevators().get(i % spec.elevators().size()), defaultElevator);
-                calls.record(System.nanoTime() - s);
+                calls.recordPaced(System.nanoTime() - s, intervalNanos);
                 elevatorPause.record(es.pauseNanos());
                 s = System.nanoTime();
                 var ps = store.allocator().setPolicy(spec.policies().get(i % spec.policies().size()))
                         .toCompletableFuture().get(60, TimeUnit.SECONDS);
-                calls.record(System.nanoTime() - s);
+                calls.recordPaced(System.nanoTime() - s, intervalNanos);
                 policyPause.record(ps.pauseNanos());
                 if (!spec.churn().isEmpty()) {
                     spec.churn().get(i % spec.churn().size()).run();

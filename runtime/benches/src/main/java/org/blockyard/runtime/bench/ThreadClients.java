@@ -22,7 +22,8 @@ final class ThreadClients {
 
     /**
      * Runs each body on its own thread, all released at once, each recording into a latency of its own;
-     * merges those into {@code all} and answers the wall time from release to the last thread's end.
+     * corrects each for coordinated omission as a closed-loop client (its own elapsed time over its own
+     * calls), merges them into {@code all} and answers the wall time from release to the last thread's end.
      */
     static long runTogether(List<Consumer<Latency>> bodies, Latency all, String name) {
         CyclicBarrier start = new CyclicBarrier(bodies.size() + 1);
@@ -38,7 +39,9 @@ final class ThreadClients {
                 } catch (Exception e) {
                     return;
                 }
+                long t0 = System.nanoTime();
                 body.accept(l);
+                l.correctClosedLoop(System.nanoTime() - t0, 1);
                 AllocationMeter.threadEnds();
             }, name + "-" + i);
             threads.add(t);

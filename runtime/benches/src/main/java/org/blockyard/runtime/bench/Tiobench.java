@@ -199,13 +199,15 @@ public final class Tiobench {
                 names.add(name);
                 a.open(name).toCompletableFuture().join();
             }
-            List<CompletableFuture<Long>> done = new ArrayList<>();
+            List<CompletableFuture<Long>> done = new ArrayList<>(); // each writer's end time
+            List<CompletableFuture<Long>> callCounts = new ArrayList<>(); // and its calls
             List<Latency> latencies = new ArrayList<>();
             List<ActorRef<LoadClient.Command>> clients = new ArrayList<>();
             for (int i = 0; i < spec.writers(); i++) {
                 CompletableFuture<Long> d = new CompletableFuture<>();
                 Latency l = new Latency();
-                done.add(d);
+                done.add(d.thenApply(calls -> System.nanoTime()));
+                callCounts.add(d);
                 latencies.add(l);
                 clients.add(a.spawn(
                         LoadClient.create(a.fileHandle(names.get(i)), fileBlocks, spec.chunkBlocks(), spec.depth(), spec.batch(),
@@ -222,7 +224,9 @@ public final class Tiobench {
             long heap = meter.bytes();
             long messages = a.volume().messages() - messages0;
             Latency all = new Latency();
-            for (Latency l : latencies) all.merge(l);
+            // Each writer is a closed loop of depth calls in flight, from the start message to its own end.
+            for (int i = 0; i < latencies.size(); i++)
+                all.merge(latencies.get(i).correctClosedLoop(done.get(i).join() - t0, spec.depth())); // a sample per message
             List<List<Extent>> extents = new ArrayList<>();
             for (String n : names) {
                 extents.add(a.fileExtents(n).toCompletableFuture().join());
@@ -230,7 +234,7 @@ public final class Tiobench {
             }
             // The clients' own replies are messages too.
             long calls = 0;
-            for (CompletableFuture<Long> d : done) calls += d.join();
+            for (CompletableFuture<Long> d : callCounts) calls += d.join();
             return new Run(extents, all, elapsed, messages + all.count(), calls, heap);
         } catch (Exception e) {
             throw new IllegalStateException("tiobench run failed: " + e.getMessage(), e);

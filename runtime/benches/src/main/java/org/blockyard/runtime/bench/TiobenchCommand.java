@@ -57,9 +57,9 @@ public final class TiobenchCommand implements Callable<Integer> {
     }
 
     static void print(List<Map<String, Object>> rows) {
-        Report.table(System.out, rows, List.of("policy", "writers", "file_size_bytes", "chunk_blocks",
-                "callers", "depth", "batch", "extents_per_file_mean", "ideal_extents_per_file", "mean_extent_blocks", "alloc_latency_us.p50",
-                "alloc_latency_us.p99", "alloc_latency_us.p999", "alloc_latency_us.max", "allocs_per_s",
-                "blocks_per_s", "messages", "heap_bytes_per_alloc", "elapsed_s"));
+        Report.table(System.out, rows, Report.columns("policy", "writers", "file_size_bytes", "chunk_blocks",
+                "callers", "depth", "batch", "extents_per_file_mean", "ideal_extents_per_file", "mean_extent_blocks",
+                Latency.columns("alloc_latency_us"), "allocs_per_s", "blocks_per_s", "messages", "heap_bytes_per_alloc",
+                "elapsed_s"));
     }
 }

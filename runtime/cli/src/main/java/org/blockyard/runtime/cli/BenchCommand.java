@@ -22,6 +22,7 @@ public final class BenchCommand implements Runnable {
         bench.addSubcommand("extents", new org.blockyard.runtime.bench.ExtentsCommand());
         bench.addSubcommand("introspect", new org.blockyard.runtime.bench.IntrospectCommand());
         bench.addSubcommand("swap", new org.blockyard.runtime.bench.SwapCommand());
+        bench.addSubcommand("stall", new org.blockyard.runtime.bench.StallCommand());
         bench.addSubcommand("merge", new org.blockyard.runtime.io.bench.MergeBench());
         bench.addSubcommand("dio", new org.blockyard.runtime.io.bench.DioBench());
         bench.addSubcommand("streaming", new org.blockyard.runtime.io.bench.StreamingBench());

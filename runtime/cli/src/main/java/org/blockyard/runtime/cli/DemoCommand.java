@@ -50,7 +50,8 @@ public final class DemoCommand implements Callable<Integer> {
             rows.add(Tiobench.run(spec, config));
         }
         Report.table(System.out, rows, List.of("policy", "extents_per_file_mean", "ideal_extents_per_file",
-                "mean_extent_blocks", "alloc_latency_us.p50", "alloc_latency_us.p99", "alloc_latency_us.p999",
+                "mean_extent_blocks", "alloc_latency_us.raw.p50", "alloc_latency_us.raw.p99", "alloc_latency_us.raw.p999",
+                "alloc_latency_us.corrected.p99",
                 "allocs_per_s", "messages", "elapsed_s"));
         Map<String, Object> r = rows.get(0), n = rows.get(1), g = rows.get(2);
         System.out.printf("%nreservation: %.2f extents per file against an ideal of %s (one per group the file spans).%n",
@@ -74,7 +75,8 @@ public final class DemoCommand implements Callable<Integer> {
         try {
             Map<String, Object> r = Swap.run(new Swap.Spec(3, 100, List.of("noop", "deadline"),
                     List.of("no-reservation", "reservation"), 2, 16L << 20, List.of()), config, null);
-            @SuppressWarnings("unchecked") Map<String, Object> pause = (Map<String, Object>) r.get("switch_pause_us");
+            @SuppressWarnings("unchecked") Map<String, Object> pause =
+                    (Map<String, Object>) ((Map<String, Object>) r.get("switch_pause_us")).get("raw");
             System.out.printf("%,d switches; %,d requests submitted, %,d completed, %d lost, %d issued twice;%n"
                             + "%,d bytes read back and compared, %d wrong;%n"
                             + "each switch stopped the switching actor for %s us (p50), %s us (p99), %s us (max).%n",

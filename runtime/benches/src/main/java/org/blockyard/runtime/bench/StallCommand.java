@@ -1,0 +1,114 @@
+package org.blockyard.runtime.bench;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+import com.typesafe.config.Config;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code blockyard bench stall}. */
+@Command(name = "stall", mixinStandardHelpOptions = true,
+        description = "Clients append in their own groups while a victim makes long window searches in another;"
+                + " actors and the global lock in one run, latencies raw and corrected for coordinated omission.")
+public final class StallCommand implements Callable<Integer> {
+
+    @Option(names = "--clients", defaultValue = "2",
+            description = "clients, each in a group of its own (default ${DEFAULT-VALUE}: one per core here; more clients than"
+                    + " cores make the lock side's threads wait for the CPU, not for the lock)")
+    int clients;
+
+    @Option(names = "--calls", defaultValue = "100000", description = "getBlocks calls per client (default ${DEFAULT-VALUE})")
+    long calls;
+
+    @Option(names = "--victim-every", defaultValue = "100",
+            description = "one long victim search per this many client calls (all clients together); 0 = the victim"
+                    + " searches all the time (default ${DEFAULT-VALUE})")
+    int victimEvery;
+
+    @Option(names = "--victim-per-second", defaultValue = "0",
+            description = "when above 0, one victim search is due this many times a second instead, whatever the"
+                    + " clients do: the same victim work for both allocators (default ${DEFAULT-VALUE}: unused)")
+    double victimPerSecond;
+
+    @Option(names = "--search-slides", defaultValue = "2000",
+            description = "how many other files' windows each victim search slides past, as in ProvisionalWindowTest"
+                    + " (default ${DEFAULT-VALUE})")
+    int searchSlides;
+
+    @Option(names = "--blocks-per-group", defaultValue = "65536",
+            description = "blocks per group; the victim's stretch takes up to 20 per slide (default ${DEFAULT-VALUE})")
+    int blocksPerGroup;
+
+    @Option(names = "--chunk-blocks", defaultValue = "1", description = "blocks per client call (default ${DEFAULT-VALUE})")
+    int chunkBlocks;
+
+    @Option(names = "--file-blocks", defaultValue = "4096",
+            description = "a client truncates its file and starts again when it reaches this (default ${DEFAULT-VALUE})")
+    int fileBlocks;
+
+    @Option(names = "--allocators", defaultValue = "actors,global-lock", split = ",",
+            description = "actors | global-lock, comma-separated (default ${DEFAULT-VALUE})")
+    List<String> allocators;
+
+    @Option(names = "--seed", defaultValue = "1", description = "seed for the victim group's stretch (default ${DEFAULT-VALUE})")
+    long seed;
+
+    @Mixin
+    RunOptions run;
+
+    @Override
+    public Integer call() throws Exception {
+        Config config = run.config();
+        Stall.Spec spec = new Stall.Spec(clients, calls, victimEvery, victimPerSecond, searchSlides, blocksPerGroup, chunkBlocks,
+                fileBlocks, seed);
+        List<Map<String, Object>> rows = run.measure(allocators, a -> Stall.run(spec, a, config));
+        Report.table(System.out, rows, Report.columns("allocator", "clients", "victim_every", "victim_per_s",
+                "victim_searches", "victim_searches_per_s", "client_calls_per_search", "client_calls_per_s", "client_latency_us.raw.p50",
+                "client_latency_us.raw.p90", "client_latency_us.raw.p99", "client_latency_us.raw.p999",
+                "client_latency_us.corrected.p50", "client_latency_us.corrected.p90", "client_latency_us.corrected.p99",
+                "client_latency_us.corrected.p999", "client_latency_us.raw.max", "victim_search_us.raw.p50",
+                "elapsed_s"));
+        Map<String, Object> ratios = ratios(rows);
+        if (!ratios.isEmpty()) {
+            System.out.println();
+            ratios.forEach((k, v) -> System.out.println(k + ": " + Report.format(v)));
+        }
+        if (run.json != null) {
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("rows", rows);
+            out.put("ratios", ratios);
+            Report.writeJson(run.json, out);
+        }
+        return 0;
+    }
+
+    /** Actors against the lock, when both ran: throughput up is better, latency ratios are lock over actors. */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> ratios(List<Map<String, Object>> rows) {
+        Map<String, Object> actors = null, lock = null;
+        for (Map<String, Object> r : rows) {
+            if (Stall.ACTORS.equals(r.get("allocator"))) actors = r;
+            if (Stall.GLOBAL_LOCK.equals(r.get("allocator"))) lock = r;
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        if (actors == null || lock == null) return out;
+        out.put("throughput_actors_over_lock", ratio(actors.get("client_calls_per_s"), lock.get("client_calls_per_s")));
+        for (String kind : List.of("corrected", "raw")) {
+            for (String p : List.of("p99", "p999")) {
+                Object l = Report.get(lock, "client_latency_us." + kind + "." + p);
+                Object a = Report.get(actors, "client_latency_us." + kind + "." + p);
+                out.put(kind + "_" + p + "_lock_over_actors", ratio(l, a));
+            }
+        }
+        return out;
+    }
+
+    private static double ratio(Object num, Object den) {
+        double d = ((Number) den).doubleValue();
+        return d == 0 ? Double.NaN : Latency.round(((Number) num).doubleValue() / d);
+    }
+}

@@ -1,0 +1,60 @@
+package org.blockyard.runtime.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+
+import com.typesafe.config.Config;
+import org.junit.jupiter.api.Test;
+
+import org.blockyard.runtime.config.BlockyardConfig;
+
+/** The stall bench at a tiny size: every call is counted, and the corrected latencies never hide a stall. */
+class StallTest {
+    private static final Config CONFIG = BlockyardConfig.load();
+    /** 2 clients of 2,000 calls, one search past 200 windows per 10 client calls, 8,192-block groups. */
+    private static final Stall.Spec SPEC = new Stall.Spec(2, 2_000, 10, 0, 200, 8192, 1, 512, 7);
+
+    @Test
+    void bothAllocatorsCountEveryCallAndCorrectedPercentilesAreNeverBelowRawOnes() {
+        for (String allocator : List.of(Stall.ACTORS, Stall.GLOBAL_LOCK)) {
+            Map<String, Object> row = Stall.run(SPEC, allocator, CONFIG);
+            assertEquals(4_000L, row.get("client_calls"), allocator + ": " + row);
+            assertTrue((Long) row.get("victim_searches") >= 1, allocator + " victim searched: " + row);
+            assertTrue((Long) row.get("victim_searches") <= 4_000 / 10 + 1, allocator + " at most one search per permit");
+            for (String p : List.of("p50", "p90", "p99", "p999", "max")) {
+                double raw = (Double) Report.get(row, "client_latency_us.raw." + p);
+                double corrected = (Double) Report.get(row, "client_latency_us.corrected." + p);
+                assertTrue(corrected >= raw, allocator + " " + p + ": corrected " + corrected + " < raw " + raw);
+            }
+        }
+    }
+
+    @Test
+    void theLockSidesCorrectionAddsTheCallsItsStallsHeldBack() {
+        Map<String, Object> row = Stall.run(SPEC, Stall.GLOBAL_LOCK, CONFIG);
+        // Behind the lock every due search runs (the last may be left when the clients end first).
+        long searches = (Long) row.get("victim_searches");
+        assertTrue(searches == 400 || searches == 399, "one search per 10 client calls: " + row);
+        // Every search holds the lock while both clients wait, far longer than their mean interval.
+        assertTrue((Long) Report.get(row, "client_latency_us.calls_added") > 0, row.toString());
+        double longestWait = (Double) Report.get(row, "client_latency_us.raw.max");
+        double correctedP999 = (Double) Report.get(row, "client_latency_us.corrected.p999");
+        assertTrue(correctedP999 > (Double) Report.get(row, "client_latency_us.raw.p999"),
+                "the corrected p99.9 shows more of the stalls than the raw one: " + row);
+        assertTrue(correctedP999 <= longestWait, "no corrected call waits longer than the longest stall");
+    }
+
+    @Test
+    void aSpecThatCannotFitItsStretchIsRefused() {
+        try {
+            new Stall.Spec(1, 1, 100, 0, 2000, 8192, 1, 512, 1);
+        } catch (IllegalArgumentException expected) {
+            assertTrue(expected.getMessage().contains("--blocks-per-group"), expected.getMessage());
+            return;
+        }
+        throw new AssertionError("a stretch of 2000 slides does not fit 8192 blocks");
+    }
+}
