@@ -202,7 +202,7 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
                 home = 0;
             }
             if (home < 0 || home >= groups.size()) home = 0;
-            e = new Entry(new FileState(nextFileId++, m.file(), home, policy.initialWindowBlocks()));
+            e = new Entry(settings.files().create(nextFileId++, m.file(), home, policy.initialWindowBlocks()));
             files.put(m.file(), e);
         }
         e.state.writers = 1;
