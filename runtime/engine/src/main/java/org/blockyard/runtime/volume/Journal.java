@@ -359,6 +359,19 @@ public final class Journal {
         commit(durable);
     }
 
+    /** Log blocks written since the last checkpoint, and the log's capacity (tests, benchmarks). */
+    long logUsed() {
+        return head - tail;
+    }
+
+    int logCapacity() {
+        return capacity;
+    }
+
+    int maxTransactionBlocks() {
+        return maxTx;
+    }
+
     Throwable failure() {
         return failure;
     }
@@ -366,7 +379,8 @@ public final class Journal {
     // ---- recovery -------------------------------------------------------------------------------------
 
     /** What a scan of the log found: the last image of each logged block, and where the log goes on. */
-    record Replay(Map<Long, byte[]> blocks, int transactions, long position, long nextSeq, String stoppedBecause) {}
+    record Replay(Map<Long, byte[]> blocks, int transactions, long position, long nextSeq, String stoppedBecause,
+                  long lastStart) {}
 
     /**
      * Reads the log from its tail: each transaction whose descriptor has the next sequence number and whose
@@ -390,6 +404,7 @@ public final class Journal {
         Map<Long, byte[]> out = new LinkedHashMap<>();
         int capacity = layout.journalBlocks() - 1;
         int count = 0;
+        long lastStart = -1;
         String why;
         long scanned = 0;
         while (true) {
@@ -428,11 +443,12 @@ public final class Journal {
                 out.put(home, images.get(i));
             }
             count++;
+            lastStart = pos;
             pos += n + 2;
             scanned += n + 2;
             seq++;
         }
-        return new Replay(out, count, pos, seq, why);
+        return new Replay(out, count, pos, seq, why, lastStart);
     }
 
     static boolean isMetadataHome(Layout layout, long block) {

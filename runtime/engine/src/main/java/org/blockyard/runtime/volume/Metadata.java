@@ -231,7 +231,7 @@ public final class Metadata {
             e.slots = orderedSlots;
             for (int s : orderedSlots) slotOwner[s] = e.id;
             entries.put(e.id, e);
-            byName.put(e.name, e);
+            byName.put(key(e.kind, e.name), e);
         }
     }
 
@@ -241,8 +241,18 @@ public final class Metadata {
         return entries.values();
     }
 
+    /** The file named {@code name}, or null. */
     public Entry entry(String name) {
-        return byName.get(name);
+        return byName.get(key(KIND_FILE, name));
+    }
+
+    /** The extent-API owner named {@code name}, or null. */
+    public Entry owner(String name) {
+        return byName.get(key(KIND_OWNER, name));
+    }
+
+    private static String key(int kind, String name) {
+        return kind + ":" + name;
     }
 
     public Entry entry(long id) {
@@ -344,7 +354,7 @@ public final class Metadata {
         if (entries.containsKey(id)) return;
         Entry e = new Entry(id, kind, name);
         entries.put(id, e);
-        byName.put(name, e);
+        byName.put(key(kind, name), e);
         dirtyEntries.add(e);
     }
 
