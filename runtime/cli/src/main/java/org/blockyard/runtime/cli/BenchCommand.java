@@ -25,5 +25,6 @@ public final class BenchCommand implements Runnable {
         bench.addSubcommand("merge", new org.blockyard.runtime.io.bench.MergeBench());
         bench.addSubcommand("dio", new org.blockyard.runtime.io.bench.DioBench());
         bench.addSubcommand("streaming", new org.blockyard.runtime.io.bench.StreamingBench());
+        bench.addSubcommand("volume", new org.blockyard.runtime.bench.VolumeBenchCommand());
     }
 }

@@ -93,6 +93,7 @@ public final class Journal {
         this.capacity = layout.journalBlocks() - 1;
         this.maxTx = Math.max(1, Math.min(Math.min(settings.maxTransactionBlocks(), descriptorCapacity(layout.blockSize())),
                 capacity / 2 - 2));
+        if (capacity < 8) throw new IllegalArgumentException("a journal of " + layout.journalBlocks() + " blocks");
         this.head = position;
         this.tail = position;
         this.nextSeq = nextSeq;
@@ -136,6 +137,9 @@ public final class Journal {
     /** Completes once record {@code seq} (and everything before it) is in a forced transaction. */
     public CompletableFuture<Void> durableThrough(long seq) {
         if (failure != null) return CompletableFuture.failedFuture(failed());
+        // Appends after a stop are dropped; a caller whose record may be among them must not be told "durable".
+        if (abandoned) return CompletableFuture.failedFuture(
+                new VolumeException.JournalFailed("the volume was abandoned before this change was durable", null));
         if (durable >= seq) return CompletableFuture.completedFuture(null);
         CompletableFuture<Void> f = new CompletableFuture<>();
         synchronized (waiters) {
@@ -222,8 +226,10 @@ public final class Journal {
     private void commit(long seq) throws IOException {
         List<Long> blocks = meta.takeCommit();
         if (!blocks.isEmpty()) {
-            if (blocks.size() > descriptorCapacity(layout.blockSize()))
-                throw new IllegalStateException("a transaction of " + blocks.size() + " blocks exceeds one descriptor");
+            long size = transactionBlocks(blocks.size(), layout.blockSize());
+            if (head - tail + size > capacity)
+                throw new IllegalStateException("a transaction of " + blocks.size() + " blocks does not fit the "
+                        + (capacity - (head - tail)) + " free blocks of the journal");
             writeTransaction(blocks);
         }
         durable = seq;
@@ -231,17 +237,36 @@ public final class Journal {
         if (head - tail > capacity * settings.checkpointFraction() || head - tail + maxTx + 2 > capacity) checkpoint();
     }
 
+    /** Log blocks a transaction of {@code n} logged blocks takes: its descriptors, the blocks, the commit. */
+    static long transactionBlocks(int n, int blockSize) {
+        return descriptorsFor(n, blockSize) + n + 1L;
+    }
+
+    static int descriptorsFor(int n, int blockSize) {
+        int cap = descriptorCapacity(blockSize);
+        return (n + cap - 1) / cap;
+    }
+
+    /**
+     * One transaction: descriptor blocks (as many as its tags need, numbered), the logged blocks, the commit
+     * block with the CRC32C of all of them; one write per block, then one force.
+     */
     private void writeTransaction(List<Long> blocks) throws IOException {
         int bs = layout.blockSize();
         int n = blocks.size();
-        byte[] desc = new byte[bs];
-        ByteBuffer d = Layout.le(desc);
-        d.putInt(0, DESC_MAGIC).putInt(4, TYPE_DESCRIPTOR).putLong(8, nextSeq).putInt(16, n);
-        for (int i = 0; i < n; i++) d.putLong(DESC_HEADER_BYTES + i * TAG_BYTES, blocks.get(i));
+        int cap = descriptorCapacity(bs);
+        int k = descriptorsFor(n, bs);
         CRC32C crc = seeded(nextSeq);
-        crc.update(desc);
-        ByteBuffer all = ByteBuffer.allocate((n + 2) * bs);
-        all.put(desc);
+        ByteBuffer all = ByteBuffer.allocate((k + n + 1) * bs);
+        for (int i = 0; i < k; i++) {
+            byte[] desc = new byte[bs];
+            ByteBuffer d = Layout.le(desc);
+            d.putInt(0, DESC_MAGIC).putInt(4, TYPE_DESCRIPTOR).putLong(8, nextSeq).putInt(16, n).putInt(20, i);
+            for (int t = i * cap; t < Math.min(n, (i + 1) * cap); t++)
+                d.putLong(DESC_HEADER_BYTES + (t - i * cap) * TAG_BYTES, blocks.get(t));
+            crc.update(desc);
+            all.put(desc);
+        }
         for (long b : blocks) {
             byte[] img = meta.image(b);
             crc.update(img);
@@ -252,17 +277,14 @@ public final class Journal {
                 .putInt(20, (int) crc.getValue());
         all.put(commit);
         all.flip();
-        for (int i = 0; i < n + 2; i++) {
-            ByteBuffer one = all.slice(i * bs, bs);
-            writeFully(one, layoutBlock(head + i) * bs);
-        }
+        for (int i = 0; i < k + n + 1; i++) writeFully(all.slice(i * bs, bs), layoutBlock(head + i) * bs);
         channel.force(false);
         synchronized (lock) {
             forces++;
             transactions++;
             loggedBlocks += n;
         }
-        head += n + 2;
+        head += k + n + 1;
         nextSeq++;
     }
 
@@ -415,19 +437,37 @@ public final class Journal {
                 break;
             }
             int n = d.getInt(16);
-            if (n < 1 || n > descriptorCapacity(bs) || n + 2 > capacity || scanned + n + 2 > capacity) {
+            if (n < 1 || d.getInt(20) != 0 || scanned + transactionBlocks(n, bs) > capacity) {
                 why = "descriptor of transaction " + seq + " lists " + n + " blocks";
                 break;
             }
+            int k = descriptorsFor(n, bs), cap = descriptorCapacity(bs);
             CRC32C crc = seeded(seed, seq);
             crc.update(desc);
+            long[] homes = new long[n];
+            boolean ok = true;
+            for (int i = 0; i < k && ok; i++) {
+                byte[] di = i == 0 ? desc : reader.read(layoutBlock(layout, pos + i));
+                ByteBuffer o2 = Layout.le(di);
+                if (i > 0) {
+                    ok = o2.getInt(0) == DESC_MAGIC && o2.getInt(4) == TYPE_DESCRIPTOR && o2.getLong(8) == seq
+                            && o2.getInt(16) == n && o2.getInt(20) == i;
+                    crc.update(di);
+                }
+                for (int t = i * cap; t < Math.min(n, (i + 1) * cap); t++)
+                    homes[t] = o2.getLong(DESC_HEADER_BYTES + (t - i * cap) * TAG_BYTES);
+            }
+            if (!ok) {
+                why = "transaction " + seq + " has a broken descriptor chain; dropped";
+                break;
+            }
             List<byte[]> images = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
-                byte[] img = reader.read(layoutBlock(layout, pos + 1 + i));
+                byte[] img = reader.read(layoutBlock(layout, pos + k + i));
                 crc.update(img);
                 images.add(img);
             }
-            byte[] commit = reader.read(layoutBlock(layout, pos + 1 + n));
+            byte[] commit = reader.read(layoutBlock(layout, pos + k + n));
             ByteBuffer c = Layout.le(commit);
             if (c.getInt(0) != DESC_MAGIC || c.getInt(4) != TYPE_COMMIT || c.getLong(8) != seq || c.getInt(16) != n
                     || c.getInt(20) != (int) crc.getValue()) {
@@ -435,7 +475,7 @@ public final class Journal {
                 break;
             }
             for (int i = 0; i < n; i++) {
-                long home = d.getLong(DESC_HEADER_BYTES + i * TAG_BYTES);
+                long home = homes[i];
                 if (!isMetadataHome(layout, home))
                     throw new VolumeException.Corrupt(Structure.JOURNAL, layoutBlock(layout, pos), "committed transaction "
                             + seq + " logs block " + home + ", which is not a bitmap, descriptor or file-table block"
@@ -444,8 +484,8 @@ public final class Journal {
             }
             count++;
             lastStart = pos;
-            pos += n + 2;
-            scanned += n + 2;
+            pos += k + n + 1;
+            scanned += k + n + 1;
             seq++;
         }
         return new Replay(out, count, pos, seq, why, lastStart);

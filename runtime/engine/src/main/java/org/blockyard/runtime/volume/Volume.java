@@ -271,6 +271,7 @@ public final class Volume implements AutoCloseable {
             journal.stop();
             if (journal.failure() != null)
                 throw new VolumeException.JournalFailed("journal failed; the volume stays marked dirty", journal.failure());
+            journal.checkpoint(); // everything committed is home: the log is empty for what follows
             meta.reconcile(); // preallocations the actors did not give back: memory only, never on disk
             journal.commitNow();
             journal.checkpoint();

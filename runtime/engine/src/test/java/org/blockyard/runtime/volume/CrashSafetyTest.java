@@ -69,7 +69,7 @@ class CrashSafetyTest {
                 join(again.allocator().open(e.getKey()));
                 for (BlockRun r : e.getValue()) {
                     BlockRun now = join(again.allocator().getBlocks(e.getKey(), r.logicalStart(), r.blocks(), false));
-                    assertEquals(r.physicalStart(), now.physicalStart(), e.getKey() + " " + r);
+                    assertEquals(r.physicalStart(), now.physicalStart(), e.getKey() + " " + r + " " + again.recovery());
                     assertEquals(r.blocks(), now.blocks(), e.getKey() + " " + r);
                 }
             }
