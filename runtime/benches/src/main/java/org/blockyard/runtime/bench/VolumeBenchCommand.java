@@ -8,7 +8,6 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -17,7 +16,6 @@ import org.blockyard.api.alloc.BlockAllocator;
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 import org.blockyard.runtime.alloc.AllocatorSettings;
-import org.blockyard.runtime.alloc.Policies;
 import org.blockyard.runtime.volume.Journal;
 import org.blockyard.runtime.volume.Layout;
 import org.blockyard.runtime.volume.Volume;
@@ -47,7 +45,7 @@ public final class VolumeBenchCommand implements Callable<Integer> {
     @Option(names = "--chunk-blocks", defaultValue = "256", description = "blocks asked for per getBlocks call (default ${DEFAULT-VALUE})")
     int chunkBlocks;
 
-    @Option(names = "--policy", defaultValue = "reservation", description = "reservation | no-reservation (default ${DEFAULT-VALUE})")
+    @Option(names = "--policy", defaultValue = "reservation", description = "reservation | no-reservation | mballoc (default ${DEFAULT-VALUE})")
     String policy;
 
     @Option(names = "--crash", description = "abandon the volume at the end (as kill -9 would) and time its recovery")
@@ -60,7 +58,7 @@ public final class VolumeBenchCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         if (writers < 1 || chunkBlocks < 1 || fileSize < 1)
             throw new IllegalArgumentException("--writers, --chunk-blocks and --file-size must be at least 1");
-        Config config = ConfigFactory.parseString("blockyard.alloc.policy = \"" + policy + "\"").withFallback(run.config());
+        Config config = run.config();
         Path img = image;
         boolean temp = img == null;
         if (temp) {
@@ -90,12 +88,14 @@ public final class VolumeBenchCommand implements Callable<Integer> {
         // In memory first, over the same geometry and policy.
         var geometry = Volume.inspect(img).geometry;
         AllocatorSettings mem = AllocatorSettings.fromConfig(config, geometry.totalBlocks()).withGeometry(geometry)
-                .withPolicy(Policies.configured(config, geometry));
+                .withPolicy(BenchPolicies.byId(policy, config, geometry));
         Result m;
         try (ActorBlockAllocator a = ActorBlockAllocator.start(mem, config)) {
             m = appends(a, "/mem-" + runId + "/file-", geometry.blockSizeBytes());
         }
         Volume v = Volume.open(img, config);
+        BenchPolicies.registerWith(v.actors());
+        v.actors().setPolicy(policy).toCompletableFuture().join();
         Journal.Stats s0 = v.journalStats();
         Result d = appends(v.allocator(), "/vol-" + runId + "/file-", geometry.blockSizeBytes());
         Journal.Stats s1 = v.journalStats();
