@@ -14,6 +14,7 @@ import java.util.List;
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
+import org.blockyard.runtime.config.BlockyardConfig;
 import org.blockyard.runtime.store.FileStore;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -84,6 +85,22 @@ class VolumeLifecycleTest {
             join(v.allocator().open("log"));
             ByteBuffer back = join(store.read("log", 0, data.length));
             assertArrayEquals(data, back.array());
+        }
+    }
+
+    @Test
+    void theReadmeExampleRunsAsWritten() throws Exception {
+        Path image = dir.resolve("vol.img");
+        Volume.mkfs(image, Layout.make(4096, 262144, 32768, 1024, 1024, 0, 0));  // block size, blocks, per group, table, journal, stride, stripe
+        byte[] bytes = new byte[16 * 4096];
+        try (Volume v = Volume.open(image, BlockyardConfig.load())) {
+            v.allocator().open("log").toCompletableFuture().join();
+            v.fileStore().write("log", 0, ByteBuffer.wrap(bytes)).toCompletableFuture().join();   // durable once it completes
+        }
+        try (Volume v = Volume.open(image, BlockyardConfig.load())) {              // after a restart, or a crash
+            v.allocator().open("log").toCompletableFuture().join();
+            ByteBuffer back = v.fileStore().read("log", 0, bytes.length).toCompletableFuture().join();
+            assertArrayEquals(bytes, back.array());
         }
     }
 }
