@@ -26,5 +26,6 @@ public final class BenchCommand implements Runnable {
         bench.addSubcommand("dio", new org.blockyard.runtime.io.bench.DioBench());
         bench.addSubcommand("streaming", new org.blockyard.runtime.io.bench.StreamingBench());
         bench.addSubcommand("volume", new org.blockyard.runtime.bench.VolumeBenchCommand());
+        bench.addSubcommand("crash", new org.blockyard.runtime.bench.CrashBenchCommand());
     }
 }
