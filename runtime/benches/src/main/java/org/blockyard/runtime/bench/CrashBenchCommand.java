@@ -87,20 +87,21 @@ public final class CrashBenchCommand implements Callable<Integer> {
                     String line;
                     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
                     while ((line = in.readLine()) != null && System.nanoTime() < deadline) {
-                        String[] f = line.split(" ");
-                        if (f[0].equals("GO") || f[0].equals("ACK")) {
-                            Model m = models.computeIfAbsent(f[1], k -> new Model());
-                            if (f[0].equals("GO")) m.inFlight = f;
-                            else {
-                                m.inFlight = null;
-                                apply(m, f);
-                                acks++;
-                                if (killAt < 0) killAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(rnd.nextInt(maxKillMs));
-                            }
+                        if (take(models, line)) {
+                            acks++;
+                            if (killAt < 0) killAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(rnd.nextInt(maxKillMs));
                         }
                         if (killAt > 0 && System.nanoTime() >= killAt) break;
                     }
-                    child.destroyForcibly();
+                    // SIGKILL through the handle: Process.destroyForcibly would also close our end of the pipe.
+                    child.toHandle().destroyForcibly();
+                    // What the child said before it died is still in the pipe: those calls happened too. Only whole
+                    // lines count (the kill may cut the last one).
+                    StringBuilder rest = new StringBuilder();
+                    char[] buf = new char[8192];
+                    for (int n; (n = in.read(buf)) > 0; ) rest.append(buf, 0, n);
+                    String[] lines = rest.toString().split("\n", -1);
+                    for (int i = 0; i < lines.length - 1; i++) if (take(models, lines[i])) acks++;
                     child.waitFor(60, TimeUnit.SECONDS);
                 }
                 try (Volume v = Volume.open(image, config)) {
@@ -146,6 +147,20 @@ public final class CrashBenchCommand implements Callable<Integer> {
         for (String f : findings) System.out.println(f);
         if (json != null) Report.writeJson(json, row);
         return lost + undone + ownedTwice + fsckProblems == 0 ? 0 : 1;
+    }
+
+    /** Applies one line of the child's; answers whether it was an acknowledgement. */
+    private static boolean take(Map<String, Model> models, String line) {
+        String[] f = line.split(" ");
+        if (!(f[0].equals("GO") || f[0].equals("ACK")) || f.length < 3) return false;
+        Model m = models.computeIfAbsent(f[1], k -> new Model());
+        if (f[0].equals("GO")) {
+            m.inFlight = f;
+            return false;
+        }
+        m.inFlight = null;
+        apply(m, f);
+        return true;
     }
 
     private static void apply(Model m, String[] f) {
