@@ -34,7 +34,7 @@ import org.blockyard.runtime.volume.VolumeException.Structure;
 public final class Fsck {
     public enum Kind {
         SUPERBLOCK, BACKUP_SUPERBLOCK, JOURNAL, DESCRIPTOR_CHECKSUM, BITMAP_CHECKSUM, FILE_TABLE_CHECKSUM,
-        OUT_OF_RANGE, SYSTEM_ZONE_OWNED, OWNED_TWICE, OWNED_BUT_FREE, LEAK, WRONG_FREE_COUNT
+        OUT_OF_RANGE, SYSTEM_ZONE_FREE, SYSTEM_ZONE_OWNED, OWNED_TWICE, OWNED_BUT_FREE, LEAK, WRONG_FREE_COUNT
     }
 
     /** One problem: pass, kind, and a sentence naming the file, logical block, physical block or structure. */
@@ -87,6 +87,7 @@ public final class Fsck {
         if (!Files.exists(image)) throw new IllegalArgumentException("no such image: " + image);
         try (FileChannel ch = repair ? FileChannel.open(image, StandardOpenOption.READ, StandardOpenOption.WRITE)
                 : FileChannel.open(image, StandardOpenOption.READ)) {
+            Volume.lock(ch, image, !repair);
             return new Fsck(repair).run(image, ch);
         } catch (IOException e) {
             throw new UncheckedIOException("fsck " + image + ": " + e.getMessage(), e);
@@ -212,7 +213,8 @@ public final class Fsck {
             long base = g.groupStart(group);
             int from = g.systemBlocks(group), to = g.groupBlocks(group);
             for (int i = 0; i < from; i++) if (!bit(want, i)) {
-                problem(5, Kind.BITMAP_CHECKSUM, "group " + group + ": system-zone block " + (base + i) + " is marked free", true);
+                problem(5, Kind.SYSTEM_ZONE_FREE, "group " + group + ": system-zone block " + (base + i) + " ("
+                        + layout.structureOf(base + i) + ") is marked free", true);
                 set(want, i, true);
                 changed = true;
             }

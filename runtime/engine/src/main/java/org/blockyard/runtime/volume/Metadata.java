@@ -479,12 +479,6 @@ public final class Metadata {
         for (int s = 0; s < slotOwner.length; s++) if (slotOwner[s] == 0) dirty(layout.fileTableStart() + s);
     }
 
-    /** Drops an entry whose blocks are also claimed elsewhere is not done here: fsck reports, the user decides. */
-    public boolean isMetadataBlock(long block) {
-        return geometry.isSystemZone(block) && !(block >= layout.journalStart()
-                && block < layout.journalStart() + layout.journalBlocks()) && (block - geometry.groupStart(geometry.groupOf(block))) != 0;
-    }
-
     // ---- images ---------------------------------------------------------------------------------------
 
     /** The current content of metadata block {@code block}: a bitmap, descriptor or file-table block. */

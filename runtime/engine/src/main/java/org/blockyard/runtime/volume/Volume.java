@@ -114,6 +114,22 @@ public final class Volume implements AutoCloseable {
         return buf.array();
     }
 
+    /**
+     * Locks the image for as long as {@code ch} is open (an fcntl lock: a killed process leaves none behind):
+     * exclusively for a volume that is open or being repaired, shared for a read-only look.
+     *
+     * @throws VolumeException.InUse when someone else holds it
+     */
+    static void lock(FileChannel ch, Path image, boolean shared) throws IOException {
+        java.nio.channels.FileLock l;
+        try {
+            l = ch.tryLock(0, Long.MAX_VALUE, shared);
+        } catch (java.nio.channels.OverlappingFileLockException e) {
+            l = null;
+        }
+        if (l == null) throw new VolumeException.InUse(image + " is open (locked by this or another process); close it first");
+    }
+
     /** Reads and checks the primary superblock of {@code image}, and that the image holds the whole volume. */
     static Superblock readSuperblock(FileChannel ch, Path image) throws IOException {
         if (ch.size() < Superblock.BYTES && Files.isRegularFile(image))
@@ -148,6 +164,11 @@ public final class Volume implements AutoCloseable {
             throw new UncheckedIOException("cannot open " + image + ": " + e.getMessage(), e);
         }
         try {
+            try {
+                lock(ch, image, false);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot lock " + image + ": " + e.getMessage(), e);
+            }
             return new Volume(image, ch, config, settings);
         } catch (RuntimeException | Error e) {
             try {
@@ -389,6 +410,7 @@ public final class Volume implements AutoCloseable {
     /** A read-only look at a closed (or any) image: superblock, metadata with the journal applied in memory. */
     public static Metadata inspect(Path image) {
         try (FileChannel ch = FileChannel.open(image, StandardOpenOption.READ)) {
+            lock(ch, image, true);
             Superblock sb = readSuperblock(ch, image);
             int bs = sb.layout().blockSize();
             Metadata.BlockReader disk = b -> {

@@ -6,7 +6,7 @@ package org.blockyard.runtime.volume;
  */
 public abstract sealed class VolumeException extends RuntimeException
         permits VolumeException.NotAVolume, VolumeException.NewerFormat, VolumeException.Truncated,
-        VolumeException.Corrupt, VolumeException.NoSuchFile, VolumeException.JournalFailed {
+        VolumeException.Corrupt, VolumeException.NoSuchFile, VolumeException.JournalFailed, VolumeException.InUse {
 
     protected VolumeException(String message, Throwable cause) {
         super(message, cause);
@@ -76,5 +76,10 @@ public abstract sealed class VolumeException extends RuntimeException
     /** The journal could not be written; the volume stops acknowledging changes. */
     public static final class JournalFailed extends VolumeException {
         public JournalFailed(String message, Throwable cause) { super(message, cause); }
+    }
+
+    /** Another process (or another open in this one) has the volume open. */
+    public static final class InUse extends VolumeException {
+        public InUse(String message) { super(message, null); }
     }
 }

@@ -89,6 +89,16 @@ class VolumeLifecycleTest {
     }
 
     @Test
+    void anOpenVolumeCannotBeOpenedOrCheckedTwice() {
+        Path image = Volumes.make(dir, 2);
+        try (Volume v = Volumes.open(image)) {
+            assertThrows(VolumeException.InUse.class, () -> Volumes.open(image));
+            assertThrows(VolumeException.InUse.class, () -> Fsck.check(image, true));
+        }
+        assertTrue(Fsck.check(image, true).clean());
+    }
+
+    @Test
     void theReadmeExampleRunsAsWritten() throws Exception {
         Path image = dir.resolve("vol.img");
         Volume.mkfs(image, Layout.make(4096, 262144, 32768, 1024, 1024, 0, 0));  // block size, blocks, per group, table, journal, stride, stripe
