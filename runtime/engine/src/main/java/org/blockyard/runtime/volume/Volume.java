@@ -11,7 +11,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import com.typesafe.config.Config;
@@ -425,9 +424,5 @@ public final class Volume implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + image + ": " + e.getMessage(), e);
         }
-    }
-
-    static long millis(long nanos) {
-        return TimeUnit.NANOSECONDS.toMillis(nanos);
     }
 }
