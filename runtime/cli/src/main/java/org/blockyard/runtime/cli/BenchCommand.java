@@ -28,5 +28,7 @@ public final class BenchCommand implements Runnable {
         bench.addSubcommand("streaming", new org.blockyard.runtime.io.bench.StreamingBench());
         bench.addSubcommand("metadata", new org.blockyard.runtime.io.bench.MetadataBench());
         bench.addSubcommand("randomreads", new org.blockyard.runtime.io.bench.RandomReadsBench());
+        bench.addSubcommand("volume", new org.blockyard.runtime.bench.VolumeBenchCommand());
+        bench.addSubcommand("crash", new org.blockyard.runtime.bench.CrashBenchCommand());
     }
 }

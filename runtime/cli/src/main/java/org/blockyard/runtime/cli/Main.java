@@ -23,17 +23,23 @@ public final class Main implements Runnable {
                 .addSubcommand("demo", new DemoCommand())
                 .addSubcommand("bench", bench)
                 .addSubcommand("scheduler", new SchedulerCommand())
+                .addSubcommand("mkfs", new MkfsCommand())
+                .addSubcommand("fsck", new FsckCommand())
+                .addSubcommand("filefrag", new FilefragCommand())
+                .addSubcommand("map", new MapCommand())
                 .setExecutionExceptionHandler(Main::onError);
     }
 
     /**
-     * A wrong value (IllegalArgumentException, a refused allocator or queue call) is a one-line message on
+     * A wrong value (IllegalArgumentException, a refused allocator or queue call, an image that is not a
+     * usable volume) is a one-line message on
      * standard error and exit code 2; anything else is an internal error, exit code 1. The stack trace is
      * printed only with BLOCKYARD_STACKTRACE=1 in the environment.
      */
     private static int onError(Exception e, CommandLine cmd, CommandLine.ParseResult parsed) {
         boolean usage = e instanceof IllegalArgumentException || e instanceof org.blockyard.api.alloc.AllocationException
-                || e instanceof org.blockyard.api.io.IoException;
+                || e instanceof org.blockyard.api.io.IoException
+                || e instanceof org.blockyard.runtime.volume.VolumeException;
         String what = e.getMessage() != null ? e.getMessage() : e.toString();
         cmd.getErr().println("blockyard " + cmd.getCommandName() + ": " + (usage ? "" : "internal error: ") + what);
         if ("1".equals(System.getenv("BLOCKYARD_STACKTRACE"))) e.printStackTrace(cmd.getErr());

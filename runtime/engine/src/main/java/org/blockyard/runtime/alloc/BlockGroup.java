@@ -95,6 +95,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
     private final TreeMap<Long, Window> windows = new TreeMap<>();
     private RuntimeException injectedFault; // thrown by the next extent claim: fault-injection tests only
     private final Map<Long, Window> byFile = new HashMap<>();
+    private GroupJournal journal = GroupJournal.NONE;
 
     public BlockGroup(Geometry geometry, int group, AllocationPolicy policy) {
         this.group = group;
@@ -195,9 +196,28 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         runs.listener(volume == null ? null : volume.scoreListener());
     }
 
+    /**
+     * Has every later bitmap change reported to {@code journal} (a durable volume's metadata journal). Only
+     * before an actor serves the group; changes made before (a bitmap loaded from disk) are not reported.
+     */
+    public void journal(GroupJournal journal) {
+        this.journal = journal == null ? GroupJournal.NONE : journal;
+    }
+
     private void claimBits(int from, int count) {
         bitmap.setUsed(from, count);
-        runs.claimed(from, count);
+        changed(from, count, true);
+    }
+
+    /**
+     * The one place every bitmap change passes, right after the bits were written: the run index follows
+     * it, and the journal gets its record.
+     */
+    private void changed(int from, int count, boolean used) {
+        if (count <= 0) return;
+        if (used) runs.claimed(from, count);
+        else runs.freed(from, count);
+        journal.bitmapChanged(group, abs(from), count, used);
     }
 
     private int rel(long block) {
@@ -293,7 +313,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         int f = bitmap.nextFree(rel(Math.max(from, w.start)), rel(w.end));
         if (f < 0) return null;
         int n = bitmap.claimRun(f, (int) Math.min(count, w.end - abs(f)));
-        runs.claimed(f, n);
+        changed(f, n, true);
         w.hit += n;
         return new Outcome(abs(f), n, windowGoalBlocks, w.blocks(), w.hit);
     }
@@ -317,7 +337,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
             for (int i = 0; i < 7 && f > floor && !bitmap.isUsed(f - 1); i++) f--;
         }
         int n = bitmap.claimRun(f, r.count());
-        runs.claimed(f, n);
+        changed(f, n, true);
         return new Outcome(abs(f), n, r.windowGoalBlocks(), r.windowBlocks(), r.windowHit());
     }
 
@@ -646,7 +666,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         if (bad != null) return bad;
         for (Extent e : extents) {
             bitmap.setFree(rel(e.start()), (int) e.blocks());
-            runs.freed(rel(e.start()), (int) e.blocks());
+            changed(rel(e.start()), (int) e.blocks(), false);
         }
         return null;
     }

@@ -226,10 +226,10 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
             }
             if (home < 0 || home >= groups.size()) home = 0;
             long id = (nextLocalId++) * shards + index;
-            s = new FileServer(new FileState(id, m.file(), home, policy.initialWindowBlocks()), policy, volume,
+            s = new FileServer(settings.files().create(id, m.file(), home, policy.initialWindowBlocks()), policy, volume,
                     settings.preallocMinWindowBlocks(), driver);
             byName.put(m.file(), s);
-            byId.put(id, s);
+            byId.put(s.file.id, s); // the catalog may give its own id (a durable volume's stored one)
         } else if (s.ownActor == null && provenStream(s)) {
             s.ownActor = getContext().spawnAnonymous(FileActor.create(s, getContext().getSelf(), allocator, groups));
             ownActors++;

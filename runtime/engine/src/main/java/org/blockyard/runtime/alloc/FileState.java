@@ -30,6 +30,31 @@ public final class FileState {
 
     private static final int PHYSICAL = 0, BLOCKS = 1, UNWRITTEN = 2;
 
+    /** A change of the extent map, as {@link Listener} hears it. */
+    public enum Change {
+        /** {@code [logical, +blocks)} mapped unwritten to {@code physical}. */
+        MAPPED,
+        /** The unwritten runs in {@code [logical, +blocks)} became written. */
+        WRITTEN,
+        /** The unwritten runs in {@code [logical, +blocks)} were unmapped. */
+        DISCARDED,
+        /** Everything at {@code logical} and beyond was unmapped ({@code blocks} is what was). */
+        TRUNCATED
+    }
+
+    /**
+     * Hears every change of the extent map, from the file's owner (its actor), right after the change and
+     * before the owner answers: a durable volume appends a journal record. Only appends; never blocks.
+     */
+    @FunctionalInterface
+    public interface Listener {
+        Listener NONE = (file, change, logical, physical, blocks) -> {};
+
+        void changed(FileState file, Change change, long logical, long physical, long blocks);
+    }
+
+    private Listener listener = Listener.NONE;
+
     public final long id;
     public final String name;
     public final int homeGroup;
@@ -64,6 +89,11 @@ public final class FileState {
         this.name = name;
         this.homeGroup = homeGroup;
         this.windowGoalBlocks = initialWindowBlocks;
+    }
+
+    /** Has every later change of the extent map reported to {@code listener}; the map's owner calls it. */
+    public void listen(Listener listener) {
+        this.listener = listener == null ? Listener.NONE : listener;
     }
 
     /** The mapped run containing {@code logical}, up to {@code max} blocks and in one state, or null for a hole. */
@@ -117,6 +147,7 @@ public final class FileState {
         mappedBlocks += blocks;
         lastLogical = logical + blocks - 1;
         lastPhysical = physical + blocks - 1;
+        listener.changed(this, Change.MAPPED, logical, physical, blocks);
     }
 
     /** Inserts a run over a hole, merging it with neighbours that continue it in the same state. */
@@ -197,6 +228,7 @@ public final class FileState {
         remergeAround(logical);
         remergeAround(to);
         refreshTail();
+        listener.changed(this, Change.WRITTEN, logical, -1, blocks);
         return converted;
     }
 
@@ -233,6 +265,7 @@ public final class FileState {
         mappedBlocks -= dropped;
         refreshTail();
         if (lastLogical >= logical) recomputeLast();
+        listener.changed(this, Change.DISCARDED, logical, -1, blocks);
         return dropped;
     }
 
@@ -319,6 +352,7 @@ public final class FileState {
         refreshTail();
         for (Extent e : freed) mappedBlocks -= e.blocks();
         if (lastLogical >= fromLogical) recomputeLast();
+        listener.changed(this, Change.TRUNCATED, fromLogical, -1, freed.stream().mapToLong(Extent::blocks).sum());
         return freed;
     }
 

@@ -41,7 +41,9 @@ import org.blockyard.runtime.io.QueueActor;
  * bytes it did not write.
  */
 public final class FileStore implements AutoCloseable {
-    private final ActorBlockAllocator allocator;
+    private final ActorBlockAllocator actors;
+    /** What file calls go to: the actors themselves, or a volume's facade that makes them durable. */
+    private final org.blockyard.api.alloc.BlockAllocator allocator;
     private final ActorBlockQueue queue;
     private final ActorRef<QueueActor.Command> queueActor;
     private final BlockDevice device;
@@ -49,8 +51,9 @@ public final class FileStore implements AutoCloseable {
     private final int maxRequestBlocks;
     private final AtomicLong nextId = new AtomicLong(1);
 
-    private FileStore(ActorBlockAllocator allocator, ActorBlockQueue queue, ActorRef<QueueActor.Command> queueActor,
-                      BlockDevice device) {
+    private FileStore(ActorBlockAllocator actors, org.blockyard.api.alloc.BlockAllocator allocator, ActorBlockQueue queue,
+                      ActorRef<QueueActor.Command> queueActor, BlockDevice device) {
+        this.actors = actors;
         this.allocator = allocator;
         this.queue = queue;
         this.queueActor = queueActor;
@@ -72,14 +75,23 @@ public final class FileStore implements AutoCloseable {
             throw new IllegalArgumentException("the device holds " + device.capacitySectors() * IoRequest.SECTOR_BYTES
                     + " bytes; the volume needs " + volumeBytes);
         ActorBlockAllocator allocator = ActorBlockAllocator.start(settings, config, prepare);
-        ActorRef<QueueActor.Command> q = allocator.spawn(QueueActor.create(io.setup(), device), "io-queue");
-        ActorBlockQueue queue = new ActorBlockQueue(q, allocator.system().scheduler(), io.setup().limits(),
+        return over(allocator, allocator, io, device);
+    }
+
+    /**
+     * A store over allocator actors already running, whose file calls go through {@code files} (a durable
+     * volume's facade over {@code actors}). Closing the store closes the actors and the device.
+     */
+    public static FileStore over(ActorBlockAllocator actors, org.blockyard.api.alloc.BlockAllocator files, IoSettings io,
+                                 BlockDevice device) {
+        ActorRef<QueueActor.Command> q = actors.spawn(QueueActor.create(io.setup(), device), "io-queue");
+        ActorBlockQueue queue = new ActorBlockQueue(q, actors.system().scheduler(), io.setup().limits(),
                 device.capacitySectors(), io.submitTimeout());
-        return new FileStore(allocator, queue, q, device);
+        return new FileStore(actors, files, queue, q, device);
     }
 
     public ActorBlockAllocator allocator() {
-        return allocator;
+        return actors;
     }
 
     public BlockQueue queue() {
@@ -276,7 +288,7 @@ public final class FileStore implements AutoCloseable {
         // The queue first: what it holds fails with IoException.Closed, and so does every later submission
         // (a write in flight gives back its blocks only while the allocator still answers).
         queue.close();
-        allocator.close();
+        actors.close();
         try {
             device.close();
         } catch (java.io.IOException e) {

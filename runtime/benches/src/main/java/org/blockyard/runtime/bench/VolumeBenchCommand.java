@@ -1,0 +1,178 @@
+package org.blockyard.runtime.bench;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+import com.typesafe.config.Config;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import org.blockyard.api.alloc.BlockAllocator;
+import org.blockyard.api.alloc.BlockRun;
+import org.blockyard.runtime.alloc.ActorBlockAllocator;
+import org.blockyard.runtime.alloc.AllocatorSettings;
+import org.blockyard.runtime.volume.Journal;
+import org.blockyard.runtime.volume.Layout;
+import org.blockyard.runtime.volume.Volume;
+
+/**
+ * {@code blockyard bench volume}: tiobench's appends (N writers, one file each, K blocks a call, every call
+ * waited for) through the {@code BlockAllocator} API, on a durable volume and in memory over the same geometry
+ * in the same run. Reports both throughputs, their ratio, and the journal's forces per acknowledged call
+ * (group commit). With {@code --crash} the volume is abandoned at the end instead of closed, and reopened:
+ * the recovery's replayed transactions and time are reported.
+ */
+@Command(name = "volume", mixinStandardHelpOptions = true,
+        description = "Appends on a durable volume against the same in memory: throughput ratio, forces per acknowledged call, recovery.")
+public final class VolumeBenchCommand implements Callable<Integer> {
+
+    @Option(names = "--volume", paramLabel = "IMAGE",
+            description = "A volume made by mkfs (its files are added to); default: a fresh 1 GiB volume in a temporary file")
+    Path image;
+
+    @Option(names = "--writers", defaultValue = "16", description = "concurrent writers, one file each (default ${DEFAULT-VALUE})")
+    int writers;
+
+    @Option(names = "--file-size", defaultValue = "16MiB", converter = Sizes.Converter.class,
+            description = "bytes per file (default ${DEFAULT-VALUE})")
+    long fileSize;
+
+    @Option(names = "--chunk-blocks", defaultValue = "256", description = "blocks asked for per getBlocks call (default ${DEFAULT-VALUE})")
+    int chunkBlocks;
+
+    @Option(names = "--policy", defaultValue = "reservation", description = "reservation | no-reservation | mballoc (default ${DEFAULT-VALUE})")
+    String policy;
+
+    @Option(names = "--crash", description = "abandon the volume at the end (as kill -9 would) and time its recovery")
+    boolean crash;
+
+    @Mixin
+    RunOptions run;
+
+    @Override
+    public Integer call() throws Exception {
+        if (writers < 1 || chunkBlocks < 1 || fileSize < 1)
+            throw new IllegalArgumentException("--writers, --chunk-blocks and --file-size must be at least 1");
+        Config config = run.config();
+        Path img = image;
+        boolean temp = img == null;
+        if (temp) {
+            img = Files.createTempFile("blockyard-bench-", ".img");
+            Volume.mkfs(img, Layout.make(4096, 262144, 32768, 1024, config.getInt("blockyard.volume.journal-blocks"), 0, 0));
+        }
+        try {
+            Path volumeImage = img;
+            List<Map<String, Object>> rows = run.measure(List.of(policy), p -> once(volumeImage, config));
+            Report.table(System.out, rows, List.of("policy", "writers", "chunk_blocks", "calls", "memory_calls_per_s",
+                    "durable_calls_per_s", "durable_vs_memory", "forces_per_call", "records_per_transaction",
+                    "durable_latency_us.p50", "durable_latency_us.p99", "recovery_ms", "replayed_transactions"));
+            run.writeJson(rows);
+        } finally {
+            if (temp) Files.deleteIfExists(img);
+        }
+        return 0;
+    }
+
+    private Map<String, Object> once(Path img, Config config) {
+        int runId = (int) (System.nanoTime() & 0xFFFF);
+        Map<String, Object> row = Report.row();
+        row.put("workload", "volume");
+        row.put("policy", policy);
+        row.put("writers", writers);
+        row.put("chunk_blocks", chunkBlocks);
+        // In memory first, over the same geometry and policy.
+        var geometry = Volume.inspect(img).geometry;
+        AllocatorSettings mem = AllocatorSettings.fromConfig(config, geometry.totalBlocks()).withGeometry(geometry)
+                .withPolicy(BenchPolicies.byId(policy, config, geometry));
+        Result m;
+        try (ActorBlockAllocator a = ActorBlockAllocator.start(mem, config)) {
+            m = appends(a, "/mem-" + runId + "/file-", geometry.blockSizeBytes());
+        }
+        Volume v = Volume.open(img, config);
+        BenchPolicies.registerWith(v.actors());
+        v.actors().setPolicy(policy).toCompletableFuture().join();
+        Journal.Stats s0 = v.journalStats();
+        Result d = appends(v.allocator(), "/vol-" + runId + "/file-", geometry.blockSizeBytes());
+        Journal.Stats s1 = v.journalStats();
+        row.put("calls", d.calls);
+        row.put("memory_calls_per_s", m.calls / m.seconds);
+        row.put("durable_calls_per_s", d.calls / d.seconds);
+        row.put("durable_vs_memory", (d.calls / d.seconds) / (m.calls / m.seconds));
+        row.put("memory_latency_us", m.latency.summaryMicros());
+        row.put("durable_latency_us", d.latency.summaryMicros());
+        row.put("forces", s1.forces() - s0.forces());
+        row.put("transactions", s1.transactions() - s0.transactions());
+        row.put("forces_per_call", (double) (s1.forces() - s0.forces()) / d.calls);
+        row.put("records_per_transaction", (double) (s1.records() - s0.records()) / Math.max(1, s1.transactions() - s0.transactions()));
+        row.put("logged_blocks", s1.loggedBlocks() - s0.loggedBlocks());
+        if (crash) {
+            v.abandon();
+            try (Volume again = Volume.open(img, config)) {
+                row.put("recovery_ms", again.recovery().nanos() / 1e6);
+                row.put("replayed_transactions", again.recovery().transactionsReplayed());
+                row.put("replayed_blocks", again.recovery().blocksReplayed());
+                row.put("leaks_freed", again.recovery().leaksFreed());
+            }
+        } else {
+            v.close();
+        }
+        return row;
+    }
+
+    private record Result(long calls, double seconds, Latency latency) {}
+
+    /** {@code writers} threads, each appending its own file {@code chunkBlocks} at a time, every call waited for. */
+    private Result appends(BlockAllocator a, String prefix, int blockBytes) {
+        long fileBlocks = (fileSize + blockBytes - 1) / blockBytes;
+        List<Thread> threads = new ArrayList<>();
+        List<Latency> latencies = new ArrayList<>();
+        long[] calls = new long[writers];
+        RuntimeException[] fault = new RuntimeException[1];
+        for (int i = 0; i < writers; i++) {
+            String file = prefix + i;
+            Latency l = new Latency();
+            latencies.add(l);
+            int w = i;
+            a.open(file).toCompletableFuture().join();
+            threads.add(new Thread(() -> {
+                try {
+                    long logical = 0;
+                    while (logical < fileBlocks) {
+                        long t = System.nanoTime();
+                        BlockRun r = a.getBlocks(file, logical, (int) Math.min(chunkBlocks, fileBlocks - logical), true)
+                                .toCompletableFuture().join();
+                        l.record(System.nanoTime() - t);
+                        logical += r.blocks();
+                        calls[w]++;
+                    }
+                } catch (RuntimeException e) {
+                    fault[0] = e;
+                }
+            }, "volume-writer-" + i));
+        }
+        long t0 = System.nanoTime();
+        for (Thread t : threads) t.start();
+        for (Thread t : threads) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted");
+            }
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        if (fault[0] != null) throw fault[0];
+        for (int i = 0; i < writers; i++) a.close(prefix + i).toCompletableFuture().join();
+        Latency all = new Latency();
+        for (Latency l : latencies) all.merge(l);
+        long n = 0;
+        for (long c : calls) n += c;
+        return new Result(n, seconds, all);
+    }
+
+}

@@ -1,0 +1,323 @@
+package org.blockyard.runtime.volume;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.blockyard.api.alloc.Geometry;
+import org.blockyard.runtime.volume.VolumeException.Structure;
+
+/**
+ * Checks a closed volume in e2fsck's passes, and with {@code repair} fixes what is safe.
+ * <pre>
+ *   pass 0  journal: committed transactions are applied (in memory; written with repair)
+ *   pass 1  superblock and backups, group descriptors, bitmaps and file-table blocks against their checksums;
+ *           every entry's extents: inside the volume, outside the system zone
+ *   pass 2  blocks owned twice (two entries, or one entry twice)
+ *   pass 5  bitmaps rebuilt from the owners and compared: owned but free, used by no one (leaks);
+ *           free counts of the descriptors
+ * </pre>
+ * Repair frees leaks, marks owned blocks used, rebuilds counts and checksums, restores the superblock from
+ * a backup and empties the journal. It never decides between two owners of a block, never moves a file out
+ * of the system zone, and never frees leaks while a file-table block is unreadable (its file's blocks would
+ * look like leaks): those stay reported for the user. Exit codes as e2fsck's: 0 clean, 1 all problems
+ * repaired, 4 problems left.
+ */
+public final class Fsck {
+    public enum Kind {
+        SUPERBLOCK, BACKUP_SUPERBLOCK, JOURNAL, DESCRIPTOR_CHECKSUM, BITMAP_CHECKSUM, FILE_TABLE_CHECKSUM,
+        OUT_OF_RANGE, SYSTEM_ZONE_FREE, SYSTEM_ZONE_OWNED, OWNED_TWICE, OWNED_BUT_FREE, LEAK, WRONG_FREE_COUNT
+    }
+
+    /** One problem: pass, kind, and a sentence naming the file, logical block, physical block or structure. */
+    public record Problem(int pass, Kind kind, String what, boolean repaired) {
+        @Override
+        public String toString() {
+            return "pass " + pass + ": " + what + (repaired ? " [repaired]" : "");
+        }
+    }
+
+    public record Result(String image, List<Problem> problems, List<String> notes, long files, long owners,
+                         long usedBlocks, long dataBlocks) {
+        public boolean clean() {
+            return problems.isEmpty();
+        }
+
+        public long count(Kind kind) {
+            return problems.stream().filter(p -> p.kind() == kind).count();
+        }
+
+        /** 0 clean, 1 every problem repaired, 4 problems left (e2fsck's codes). */
+        public int exitCode() {
+            if (problems.isEmpty()) return 0;
+            return problems.stream().allMatch(Problem::repaired) ? 1 : 4;
+        }
+
+        public String report() {
+            StringBuilder b = new StringBuilder();
+            for (String n : notes) b.append(n).append('\n');
+            for (Problem p : problems) b.append(p).append('\n');
+            b.append(image).append(": ").append(files).append(" files, ").append(owners).append(" extent owners, ")
+                    .append(usedBlocks).append('/').append(dataBlocks).append(" data blocks used");
+            if (!problems.isEmpty()) {
+                long left = problems.stream().filter(p -> !p.repaired()).count();
+                b.append("; ").append(problems.size()).append(" problems, ").append(left).append(" left");
+            }
+            return b.append('\n').toString();
+        }
+    }
+
+    private final List<Problem> problems = new ArrayList<>();
+    private final List<String> notes = new ArrayList<>();
+    private final boolean repair;
+
+    private Fsck(boolean repair) {
+        this.repair = repair;
+    }
+
+    public static Result check(Path image, boolean repair) {
+        if (!Files.exists(image)) throw new IllegalArgumentException("no such image: " + image);
+        try (FileChannel ch = repair ? FileChannel.open(image, StandardOpenOption.READ, StandardOpenOption.WRITE)
+                : FileChannel.open(image, StandardOpenOption.READ)) {
+            Volume.lock(ch, image, !repair);
+            return new Fsck(repair).run(image, ch);
+        } catch (IOException e) {
+            throw new UncheckedIOException("fsck " + image + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void problem(int pass, Kind kind, String what, boolean fixable) {
+        problems.add(new Problem(pass, kind, what, repair && fixable));
+    }
+
+    private Result run(Path image, FileChannel ch) throws IOException {
+        // ---- pass 1a: the superblock (pass 0 needs its geometry) ----
+        Superblock sb;
+        boolean restoreSuper = false;
+        try {
+            sb = Volume.readSuperblock(ch, image);
+        } catch (VolumeException.Corrupt e) {
+            sb = findBackup(ch);
+            if (sb == null) throw e;
+            problem(1, Kind.SUPERBLOCK, "superblock: " + e.getMessage() + "; using the backup in group " + sb.copyOf(), true);
+            restoreSuper = true;
+            sb = sb.copyIn(0);
+        }
+        Layout layout = sb.layout();
+        Geometry g = layout.geometry();
+        int bs = layout.blockSize();
+        Superblock primary = sb;
+        for (int group = 1; group < g.groups(); group++) {
+            if (!Layout.hasBackup(group)) continue;
+            long block = layout.headerBlock(group);
+            try {
+                Superblock b = Superblock.decode(Volume.read(ch, block * bs, Superblock.BYTES), block, image.toString());
+                if (!b.layout().equals(layout) || !b.uuid().equals(primary.uuid()))
+                    problem(1, Kind.BACKUP_SUPERBLOCK, "backup superblock in group " + group + " describes another volume", true);
+            } catch (VolumeException e) {
+                problem(1, Kind.BACKUP_SUPERBLOCK, "backup superblock in group " + group + ": " + e.getMessage(), true);
+            }
+        }
+        if (!sb.clean()) notes.add("note: the volume was not closed cleanly");
+        Metadata.BlockReader disk = b -> {
+            try {
+                return Volume.read(ch, b * bs, bs);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        };
+
+        // ---- pass 0: the journal ----
+        Map<Long, byte[]> overlay = new HashMap<>();
+        Journal.Replay replay = null;
+        try {
+            replay = Journal.scan(layout, sb.uuidBytes(), disk);
+            overlay.putAll(replay.blocks());
+            if (replay.transactions() > 0)
+                notes.add("note: the journal holds " + replay.transactions() + " committed transactions ("
+                        + replay.blocks().size() + " blocks); checked as replayed" + (repair ? " and written home" : ""));
+        } catch (VolumeException.Corrupt e) {
+            problem(0, Kind.JOURNAL, e.getMessage(), true);
+        }
+
+        // ---- pass 1b: descriptors, bitmaps, file table ----
+        boolean[] bitmapBad = new boolean[g.groups()];
+        boolean[] tableBad = {false};
+        Metadata meta = Metadata.load(sb, b -> overlay.containsKey(b) ? overlay.get(b) : disk.read(b), (s, block, what) -> {
+            switch (s) {
+                case GROUP_DESCRIPTOR -> problem(1, Kind.DESCRIPTOR_CHECKSUM, "group descriptor block " + block + ": " + what, true);
+                case BITMAP -> {
+                    bitmapBad[g.groupOf(block)] = true;
+                    problem(1, Kind.BITMAP_CHECKSUM, "block bitmap at block " + block + ": " + what + "; rebuilt from the owners", true);
+                }
+                case FILE_TABLE -> {
+                    tableBad[0] = true;
+                    problem(1, Kind.FILE_TABLE_CHECKSUM, "file table block " + block + ": " + what
+                            + "; the entry is unreadable (restore it, or clear the slot by hand)", false);
+                }
+                default -> problem(1, Kind.JOURNAL, s + " block " + block + ": " + what, false);
+            }
+        });
+
+        // ---- pass 1c: every entry's extents ----
+        record Piece(Metadata.Entry entry, long logical, long physical, long blocks) {}
+        List<Piece> pieces = new ArrayList<>();
+        long files = 0, owners = 0;
+        for (Metadata.Entry e : meta.entries()) {
+            if (e.kind == Metadata.KIND_FILE) files++;
+            else owners++;
+            for (ExtentMap.Run r : e.map.runs()) {
+                if (r.physical() < 0 || r.physicalEnd() > g.totalBlocks()) {
+                    problem(1, Kind.OUT_OF_RANGE, who(e) + " logical " + r.logical() + ": physical " + r.physical() + "+"
+                            + r.blocks() + " lies outside the volume [0, " + g.totalBlocks() + ")", false);
+                    continue;
+                }
+                for (long b = r.physical(); b < r.physicalEnd(); b++) {
+                    if (g.isSystemZone(b)) {
+                        problem(1, Kind.SYSTEM_ZONE_OWNED, who(e) + " logical " + (r.logical() + (b - r.physical()))
+                                + ": physical block " + b + " is in the system zone (" + layout.structureOf(b) + ")", false);
+                        break;
+                    }
+                }
+                pieces.add(new Piece(e, r.logical(), r.physical(), r.blocks()));
+            }
+        }
+
+        // ---- pass 2: blocks owned twice ----
+        pieces.sort(Comparator.comparingLong(Piece::physical));
+        Piece reach = null;
+        for (Piece p : pieces) {
+            if (reach != null && p.physical() < reach.physical() + reach.blocks()) {
+                long end = Math.min(reach.physical() + reach.blocks(), p.physical() + p.blocks());
+                problem(2, Kind.OWNED_TWICE, "physical blocks " + p.physical() + ".." + (end - 1) + " are owned by "
+                        + who(reach.entry()) + " (logical " + (reach.logical() + (p.physical() - reach.physical()))
+                        + ") and by " + who(p.entry()) + " (logical " + p.logical() + "); decide which keeps them", false);
+            }
+            if (reach == null || p.physical() + p.blocks() > reach.physical() + reach.blocks()) reach = p;
+        }
+
+        // ---- pass 5: bitmaps against the owners, counts ----
+        long[][] owned = meta.ownedBitmaps();
+        long used = 0;
+        for (int group = 0; group < g.groups(); group++) {
+            long[] want = meta.bitmapWords(group);
+            boolean changed = false;
+            long base = g.groupStart(group);
+            int from = g.systemBlocks(group), to = g.groupBlocks(group);
+            for (int i = 0; i < from; i++) if (!bit(want, i)) {
+                problem(5, Kind.SYSTEM_ZONE_FREE, "group " + group + ": system-zone block " + (base + i) + " ("
+                        + layout.structureOf(base + i) + ") is marked free", true);
+                set(want, i, true);
+                changed = true;
+            }
+            int i = from;
+            while (i < to) {
+                boolean o = bit(owned[group], i), u = bit(want, i);
+                if (o == u) {
+                    i++;
+                    continue;
+                }
+                int s = i;
+                while (i < to && bit(owned[group], i) == o && bit(want, i) == u) i++;
+                if (bitmapBad[group]) { // an untrusted bitmap is rebuilt, not compared
+                    for (int k = s; k < i; k++) set(want, k, o);
+                    changed = true;
+                } else if (o) {
+                    problem(5, Kind.OWNED_BUT_FREE, "blocks " + (base + s) + ".." + (base + i - 1) + " are owned by "
+                            + owners(meta, base + s) + " but marked free in the bitmap of group " + group, true);
+                    for (int k = s; k < i; k++) set(want, k, true);
+                    changed = true;
+                } else {
+                    problem(5, Kind.LEAK, "blocks " + (base + s) + ".." + (base + i - 1) + " are marked used in group "
+                            + group + " but owned by no file or owner (leak)", !tableBad[0]);
+                    if (!tableBad[0]) {
+                        for (int k = s; k < i; k++) set(want, k, false);
+                        changed = true;
+                    }
+                }
+            }
+            if (changed) meta.replaceBitmap(group, want);
+            if (!bitmapBad[group] && meta.storedFree(group) != countFree(want, from, to))
+                problem(5, Kind.WRONG_FREE_COUNT, "group " + group + ": descriptor counts " + meta.storedFree(group)
+                        + " free blocks, the bitmap " + countFree(want, from, to), true);
+            used += (to - from) - meta.free(group);
+        }
+
+        if (repair) {
+            boolean left = problems.stream().anyMatch(p -> !p.repaired());
+            meta.dirtyAll();
+            meta.takeCommit();
+            for (long b : meta.takeCheckpoint()) {
+                long slot = b - layout.fileTableStart();
+                if (tableBad[0] && slot >= 0 && slot < layout.fileTableBlocks()) continue; // leave unreadable slots alone
+                Volume.write(ch, meta.image(b), b * bs);
+            }
+            long seq = replay != null ? replay.nextSeq() : System.currentTimeMillis();
+            long pos = replay != null ? replay.position() : 0;
+            Volume.write(ch, Journal.superBlock(layout, sb.uuidBytes(), seq, pos), layout.journalStart() * bs);
+            for (int group = 1; group < g.groups(); group++)
+                if (Layout.hasBackup(group)) Volume.write(ch, sb.copyIn(group).encode(), layout.headerBlock(group) * bs);
+            ch.force(false);
+            Volume.write(ch, sb.withState(!left, sb.mounts()).copyIn(0).encode(), 0);
+            ch.force(false);
+            if (restoreSuper) notes.add("note: the superblock was restored from its backup");
+        }
+        return new Result(image.toString(), List.copyOf(problems), List.copyOf(notes), files, owners, used, g.dataBlocks());
+    }
+
+    private static String who(Metadata.Entry e) {
+        return (e.kind == Metadata.KIND_FILE ? "file '" : "owner '") + e.name + "'";
+    }
+
+    private static String owners(Metadata meta, long block) {
+        for (Metadata.Entry e : meta.entries())
+            for (ExtentMap.Run r : e.map.runs())
+                if (block >= r.physical() && block < r.physicalEnd())
+                    return who(e) + " (logical " + (r.logical() + block - r.physical()) + ")";
+        return "?";
+    }
+
+    private static boolean bit(long[] w, int i) {
+        return (w[i >>> 6] & (1L << (i & 63))) != 0;
+    }
+
+    private static void set(long[] w, int i, boolean v) {
+        if (v) w[i >>> 6] |= 1L << (i & 63);
+        else w[i >>> 6] &= ~(1L << (i & 63));
+    }
+
+    private static long countFree(long[] w, int from, int to) {
+        long n = 0;
+        for (int i = from; i < to; i++) if (!bit(w, i)) n++;
+        return n;
+    }
+
+    /**
+     * A backup superblock when the primary is unreadable: group 1's first block, for each block size and
+     * group size mkfs may have used (as e2fsck looks at 8193, 32768, ...).
+     */
+    private static Superblock findBackup(FileChannel ch) throws IOException {
+        for (int bs = 1024; bs <= 65536; bs <<= 1) {
+            for (long bpg = 1024; bpg <= 8L * bs; bpg <<= 1) {
+                long pos = bpg * bs;
+                if (pos + Superblock.BYTES > ch.size()) continue;
+                try {
+                    Superblock s = Superblock.decode(Volume.read(ch, pos, Superblock.BYTES), bpg, "backup");
+                    if (s.layout().blockSize() == bs && s.layout().geometry().blocksPerGroup() == bpg && s.copyOf() == 1)
+                        return s;
+                } catch (VolumeException ignored) {
+                    // not here
+                }
+            }
+        }
+        return null;
+    }
+}

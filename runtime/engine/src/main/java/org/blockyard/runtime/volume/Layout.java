@@ -1,0 +1,143 @@
+package org.blockyard.runtime.volume;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.zip.CRC32C;
+
+import org.blockyard.api.alloc.Geometry;
+
+/**
+ * Where every metadata structure of a volume lives (docs/volume-format.md). Every group starts with a header
+ * block (the superblock in group 0, a backup copy in groups 1 and the powers of 3, 5 and 7, as ext2's
+ * sparse_super; unused elsewhere) and its block bitmap. Group 0 then holds the group descriptor table, the
+ * file table and the journal; together they are {@link Geometry#journalBlocks()}, the extra system zone of
+ * group 0. All of it is system zone: never handed out.
+ */
+public record Layout(Geometry geometry, int gdtBlocks, int fileTableBlocks, int journalBlocks) {
+    public static final int DESCRIPTOR_BYTES = 32;
+    /** Bytes of a file-table block before its extents: magic, checksum, ids, counts and the name. */
+    public static final int TABLE_HEADER_BYTES = 256;
+    public static final int TABLE_EXTENT_BYTES = 24;
+    /** Longest name, in UTF-8 bytes, that fits a file-table block's header. */
+    public static final int MAX_NAME_BYTES = TABLE_HEADER_BYTES - 40;
+
+    public Layout {
+        if (fileTableBlocks < 1) throw new IllegalArgumentException("the file table needs at least one block");
+        if (journalBlocks < 8) throw new IllegalArgumentException("a journal of " + journalBlocks
+                + " blocks is too small: at least 8 (a superblock and one transaction of a few blocks)");
+        if (geometry.blockSizeBytes() < 1024)
+            throw new IllegalArgumentException("a volume needs blocks of at least 1024 bytes (the superblock is 1 KiB)");
+    }
+
+    /** The layout mkfs makes for a volume of {@code totalBlocks}. */
+    public static Layout make(int blockSize, long totalBlocks, int blocksPerGroup, int fileTableBlocks,
+                              int journalBlocks, int strideBlocks, int stripeBlocks) {
+        Geometry plain = Geometry.of(blockSize, totalBlocks, blocksPerGroup);
+        if ((long) blocksPerGroup / 8 > (long) (plain.systemBlocksPerGroup() - 1) * blockSize)
+            throw new IllegalArgumentException("a group of " + blocksPerGroup + " blocks needs a bitmap of "
+                    + blocksPerGroup / 8 + " bytes, more than whole " + blockSize + "-byte blocks hold: use a multiple of "
+                    + blockSize * 8L + " blocks per group, or at most " + blockSize * 8L);
+        int gdt = (int) (((long) plain.groups() * DESCRIPTOR_BYTES + blockSize - 1) / blockSize);
+        long extra = (long) gdt + fileTableBlocks + journalBlocks;
+        if (plain.systemBlocksPerGroup() + extra >= blocksPerGroup)
+            throw new IllegalArgumentException("group 0 of " + blocksPerGroup + " blocks cannot hold its bitmap, "
+                    + gdt + " descriptor blocks, a file table of " + fileTableBlocks + " blocks and a journal of "
+                    + journalBlocks + " blocks: use bigger groups or a smaller journal");
+        Geometry g = plain.withJournal((int) extra).withStripe(strideBlocks, stripeBlocks);
+        return new Layout(g, gdt, fileTableBlocks, journalBlocks);
+    }
+
+    public int blockSize() {
+        return geometry.blockSizeBytes();
+    }
+
+    public int bitmapBlocks() {
+        return geometry.systemBlocksPerGroup() - 1;
+    }
+
+    /** Bytes of one group's bitmap: one bit per block of a full group. */
+    public int bitmapBytes() {
+        return geometry.blocksPerGroup() / 8;
+    }
+
+    public long headerBlock(int group) {
+        return geometry.groupStart(group);
+    }
+
+    public long bitmapBlock(int group) {
+        return geometry.groupStart(group) + 1;
+    }
+
+    public long gdtStart() {
+        return geometry.systemBlocksPerGroup();
+    }
+
+    public long fileTableStart() {
+        return gdtStart() + gdtBlocks;
+    }
+
+    public long journalStart() {
+        return fileTableStart() + fileTableBlocks;
+    }
+
+    /** Descriptors per block of the table. */
+    public int descriptorsPerBlock() {
+        return blockSize() / DESCRIPTOR_BYTES;
+    }
+
+    public long descriptorBlock(int group) {
+        return gdtStart() + group / descriptorsPerBlock();
+    }
+
+    public int extentsPerTableBlock() {
+        return (blockSize() - TABLE_HEADER_BYTES) / TABLE_EXTENT_BYTES;
+    }
+
+    /** Groups that carry a backup superblock: 1 and the powers of 3, 5 and 7 (ext2's sparse_super). */
+    public static boolean hasBackup(int group) {
+        if (group == 0) return false;
+        if (group == 1) return true;
+        for (int base : new int[] {3, 5, 7}) {
+            long p = base;
+            while (p < group) p *= base;
+            if (p == group) return true;
+        }
+        return false;
+    }
+
+    /** Which structure a system-zone block belongs to, for reports and the map. */
+    public String structureOf(long block) {
+        int g = geometry.groupOf(block);
+        long rel = block - geometry.groupStart(g);
+        if (rel == 0) return g == 0 ? "superblock" : hasBackup(g) ? "backup superblock" : "group header";
+        if (rel <= bitmapBlocks()) return "block bitmap";
+        if (g != 0) return "system zone";
+        if (block < fileTableStart()) return "group descriptors";
+        if (block < journalStart()) return "file table";
+        if (block < journalStart() + journalBlocks) return "journal";
+        return "system zone";
+    }
+
+    // ---- codecs ---------------------------------------------------------------------------------------
+
+    static ByteBuffer le(byte[] b) {
+        return ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    static int crc(byte[] b, int off, int len) {
+        CRC32C c = new CRC32C();
+        c.update(b, off, len);
+        return (int) c.getValue();
+    }
+
+    /** CRC32C of {@code b[off, off+len)} seeded with a structure's identity (uuid bytes and a number). */
+    static int crc(byte[] seed, long number, byte[] b, int off, int len) {
+        CRC32C c = new CRC32C();
+        c.update(seed);
+        byte[] n = new byte[8];
+        le(n).putLong(number);
+        c.update(n);
+        c.update(b, off, len);
+        return (int) c.getValue();
+    }
+}

@@ -1,0 +1,558 @@
+package org.blockyard.runtime.volume;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+import org.blockyard.api.alloc.Extent;
+import org.blockyard.api.alloc.Geometry;
+import org.blockyard.runtime.alloc.FileState;
+import org.blockyard.runtime.volume.VolumeException.Structure;
+
+/**
+ * The volume's metadata as it is (or is about to be) on disk: one bitmap per group, the group descriptors
+ * derived from them, and the file table. The journal's commit thread owns the live copy and applies the
+ * records groups and files append; it never reads an actor's state. It also serialises every metadata
+ * block ({@link #image}) and remembers which blocks changed since the last commit and the last checkpoint.
+ *
+ * <p>Invariants: {@code free[g]} is the number of clear bits in group g's data area; every block of the
+ * system zone and the padding past a short last group is set; each file-table slot belongs to at most one
+ * entry, and an entry's slots hold its runs in order.
+ */
+public final class Metadata {
+    public static final int KIND_FILE = 1, KIND_OWNER = 2;
+    private static final int TABLE_MAGIC = 0x54465942; // "BYFT"
+
+    /** A named file (logical map) or an extent-API owner (logical == physical). */
+    public static final class Entry {
+        public final long id;
+        public final int kind;
+        public final String name;
+        public final ExtentMap map = new ExtentMap();
+        int[] slots = new int[0];
+
+        Entry(long id, int kind, String name) {
+            this.id = id;
+            this.kind = kind;
+            this.name = name;
+        }
+
+        public List<Integer> slots() {
+            List<Integer> out = new ArrayList<>();
+            for (int s : slots) out.add(s);
+            return out;
+        }
+    }
+
+    /** Where a lenient load (fsck) reports what a strict one would throw. */
+    public interface Problems {
+        void corrupt(Structure structure, long block, String what);
+    }
+
+    /** Reads one block of the image (with the journal's replay applied, when it has one). */
+    public interface BlockReader {
+        byte[] read(long block);
+    }
+
+    public final Superblock superblock;
+    public final Layout layout;
+    public final Geometry geometry;
+    private final byte[] seed;
+    private final long[][] bitmaps;
+    private final long[] free;
+    private final int[] bitmapCrc;
+    private final boolean[] bitmapCrcValid;
+    private final Map<Long, Entry> entries = new LinkedHashMap<>();
+    private final Map<String, Entry> byName = new HashMap<>();
+    private final long[] slotOwner; // entry id per file-table slot; 0 = free
+    private final TreeSet<Long> txDirty = new TreeSet<>();
+    private final TreeSet<Long> checkpointDirty = new TreeSet<>();
+    private final java.util.Set<Entry> dirtyEntries = new java.util.LinkedHashSet<>();
+
+    private Metadata(Superblock sb) {
+        this.superblock = sb;
+        this.layout = sb.layout();
+        this.geometry = layout.geometry();
+        this.seed = sb.uuidBytes();
+        int groups = geometry.groups();
+        this.bitmaps = new long[groups][geometry.blocksPerGroup() / 64];
+        this.free = new long[groups];
+        this.bitmapCrc = new int[groups];
+        this.bitmapCrcValid = new boolean[groups];
+        this.slotOwner = new long[layout.fileTableBlocks()];
+    }
+
+    /** A freshly made volume: system zones set, everything else free, no files. */
+    public static Metadata fresh(Superblock sb) {
+        Metadata m = new Metadata(sb);
+        for (int g = 0; g < m.geometry.groups(); g++) {
+            m.setBits(g, 0, m.geometry.systemBlocks(g), true);
+            int blocks = m.geometry.groupBlocks(g);
+            m.setBits(g, blocks, m.geometry.blocksPerGroup() - blocks, true);
+            m.free[g] = blocks - m.geometry.systemBlocks(g);
+        }
+        return m;
+    }
+
+    /**
+     * Reads descriptors, bitmaps and the file table, checking every checksum. Strict ({@code problems ==
+     * null}): the first bad block throws {@link VolumeException.Corrupt}. Lenient: each is reported and the
+     * block's content is used as it is (fsck compares it with what the files say).
+     */
+    public static Metadata load(Superblock sb, BlockReader reader, Problems problems) {
+        Metadata m = new Metadata(sb);
+        Problems p = problems != null ? problems : (s, b, w) -> { throw new VolumeException.Corrupt(s, b, w); };
+        Geometry g = m.geometry;
+        long[] storedFree = new long[g.groups()];
+        int[] storedCrc = new int[g.groups()];
+        for (int k = 0; k < m.layout.gdtBlocks(); k++) {
+            long block = m.layout.gdtStart() + k;
+            byte[] b = reader.read(block);
+            ByteBuffer o = Layout.le(b);
+            for (int i = 0; i < m.layout.descriptorsPerBlock(); i++) {
+                int group = k * m.layout.descriptorsPerBlock() + i;
+                if (group >= g.groups()) break;
+                int off = i * Layout.DESCRIPTOR_BYTES;
+                if (o.getInt(off + 28) != Layout.crc(m.seed, group, b, off, 28))
+                    p.corrupt(Structure.GROUP_DESCRIPTOR, block, "descriptor of group " + group + " fails its checksum");
+                else if (o.getLong(off) != m.layout.bitmapBlock(group))
+                    p.corrupt(Structure.GROUP_DESCRIPTOR, block, "descriptor of group " + group + " puts its bitmap at "
+                            + o.getLong(off) + ", not " + m.layout.bitmapBlock(group));
+                storedFree[group] = Integer.toUnsignedLong(o.getInt(off + 8));
+                storedCrc[group] = o.getInt(off + 16);
+            }
+        }
+        for (int group = 0; group < g.groups(); group++) {
+            byte[] bytes = m.readBitmap(reader, group);
+            int crc = Layout.crc(m.seed, group, bytes, 0, m.layout.bitmapBytes());
+            if (crc != storedCrc[group])
+                p.corrupt(Structure.BITMAP, m.layout.bitmapBlock(group), "bitmap of group " + group
+                        + " fails its checksum (descriptor says " + Integer.toHexString(storedCrc[group]) + ", block has "
+                        + Integer.toHexString(crc) + ")");
+            ByteBuffer o = Layout.le(bytes);
+            for (int w = 0; w < m.bitmaps[group].length; w++) m.bitmaps[group][w] = o.getLong(w * 8);
+            m.bitmapCrc[group] = crc;
+            m.bitmapCrcValid[group] = true;
+            m.free[group] = m.countFree(group);
+            if (problems == null && m.free[group] != storedFree[group])
+                p.corrupt(Structure.GROUP_DESCRIPTOR, m.layout.descriptorBlock(group), "group " + group + " counts "
+                        + storedFree[group] + " free blocks, its bitmap " + m.free[group]);
+        }
+        m.storedFree = storedFree;
+        m.loadTable(reader, p);
+        return m;
+    }
+
+    /** Free counts as the descriptors stored them (fsck compares them with the bitmaps). */
+    private long[] storedFree;
+
+    public long storedFree(int group) {
+        return storedFree == null ? free[group] : storedFree[group];
+    }
+
+    private byte[] readBitmap(BlockReader reader, int group) {
+        byte[] out = new byte[Math.max(layout.bitmapBytes(), layout.bitmapBlocks() * layout.blockSize())];
+        for (int i = 0; i < layout.bitmapBlocks(); i++)
+            System.arraycopy(reader.read(layout.bitmapBlock(group) + i), 0, out, i * layout.blockSize(), layout.blockSize());
+        return out;
+    }
+
+    private void loadTable(BlockReader reader, Problems p) {
+        Map<Long, List<byte[]>> chains = new LinkedHashMap<>();
+        Map<Long, List<Integer>> chainSlots = new HashMap<>();
+        for (int slot = 0; slot < layout.fileTableBlocks(); slot++) {
+            long block = layout.fileTableStart() + slot;
+            byte[] b = reader.read(block);
+            ByteBuffer o = Layout.le(b);
+            int magic = o.getInt(0);
+            if (magic == 0) continue;
+            if (magic != TABLE_MAGIC) {
+                p.corrupt(Structure.FILE_TABLE, block, "slot " + slot + " has no file-table magic");
+                continue;
+            }
+            if (o.getInt(4) != Layout.crc(seed, block, b, 8, b.length - 8)) {
+                p.corrupt(Structure.FILE_TABLE, block, "slot " + slot + " fails its checksum");
+                continue;
+            }
+            long id = o.getLong(8);
+            chains.computeIfAbsent(id, k -> new ArrayList<>()).add(b);
+            chainSlots.computeIfAbsent(id, k -> new ArrayList<>()).add(slot);
+        }
+        for (Map.Entry<Long, List<byte[]>> c : chains.entrySet()) {
+            List<byte[]> blocks = c.getValue();
+            List<Integer> slots = chainSlots.get(c.getKey());
+            byte[][] ordered = new byte[blocks.size()][];
+            int[] orderedSlots = new int[blocks.size()];
+            boolean ok = true;
+            for (int i = 0; i < blocks.size(); i++) {
+                ByteBuffer o = Layout.le(blocks.get(i));
+                int index = o.getInt(20), count = o.getInt(24);
+                if (count != blocks.size() || index < 0 || index >= count || ordered[index] != null) {
+                    ok = false;
+                    break;
+                }
+                ordered[index] = blocks.get(i);
+                orderedSlots[index] = slots.get(i);
+            }
+            long firstBlock = layout.fileTableStart() + slots.get(0);
+            if (!ok) {
+                p.corrupt(Structure.FILE_TABLE, firstBlock, "entry " + c.getKey() + " has an incomplete chain of "
+                        + blocks.size() + " blocks");
+                continue;
+            }
+            ByteBuffer h = Layout.le(ordered[0]);
+            int nameLen = Short.toUnsignedInt(h.getShort(32));
+            if (nameLen > Layout.MAX_NAME_BYTES) {
+                p.corrupt(Structure.FILE_TABLE, firstBlock, "entry " + c.getKey() + " has a name of " + nameLen + " bytes");
+                continue;
+            }
+            String name = new String(ordered[0], 34, nameLen, StandardCharsets.UTF_8);
+            Entry e = new Entry(c.getKey(), h.getInt(16), name);
+            for (byte[] b : ordered) {
+                ByteBuffer o = Layout.le(b);
+                int n = o.getInt(28);
+                if (n < 0 || n > layout.extentsPerTableBlock()) {
+                    p.corrupt(Structure.FILE_TABLE, firstBlock, "entry " + name + " claims " + n + " extents in a block");
+                    n = 0;
+                }
+                for (int i = 0; i < n; i++) {
+                    int off = Layout.TABLE_HEADER_BYTES + i * Layout.TABLE_EXTENT_BYTES;
+                    long len = Integer.toUnsignedLong(o.getInt(off + 16));
+                    if (len == 0) continue;
+                    e.map.put(o.getLong(off), o.getLong(off + 8), len, (o.getInt(off + 20) & 1) != 0);
+                }
+            }
+            e.slots = orderedSlots;
+            for (int s : orderedSlots) slotOwner[s] = e.id;
+            entries.put(e.id, e);
+            byName.put(key(e.kind, e.name), e);
+        }
+    }
+
+    // ---- views ----------------------------------------------------------------------------------------
+
+    public Collection<Entry> entries() {
+        return entries.values();
+    }
+
+    /** The file named {@code name}, or null. */
+    public Entry entry(String name) {
+        return byName.get(key(KIND_FILE, name));
+    }
+
+    /** The extent-API owner named {@code name}, or null. */
+    public Entry owner(String name) {
+        return byName.get(key(KIND_OWNER, name));
+    }
+
+    private static String key(int kind, String name) {
+        return kind + ":" + name;
+    }
+
+    public Entry entry(long id) {
+        return entries.get(id);
+    }
+
+    public long maxEntryId() {
+        long max = 0;
+        for (long id : entries.keySet()) max = Math.max(max, id);
+        return max;
+    }
+
+    public long free(int group) {
+        return free[group];
+    }
+
+    public long freeBlocks() {
+        long n = 0;
+        for (long f : free) n += f;
+        return n;
+    }
+
+    public boolean isUsed(long block) {
+        int g = geometry.groupOf(block);
+        int bit = (int) (block - geometry.groupStart(g));
+        return (bitmaps[g][bit >>> 6] & (1L << (bit & 63))) != 0;
+    }
+
+    /** Calls {@code run(start, blocks)} for each run of used data blocks of {@code group} (absolute). */
+    public void forEachUsedDataRun(int group, java.util.function.BiConsumer<Long, Integer> run) {
+        long base = geometry.groupStart(group);
+        int from = geometry.systemBlocks(group), to = geometry.groupBlocks(group);
+        int i = from;
+        while (i < to) {
+            while (i < to && !bit(group, i)) i++;
+            int s = i;
+            while (i < to && bit(group, i)) i++;
+            if (i > s) run.accept(base + s, i - s);
+        }
+    }
+
+    private boolean bit(int group, int i) {
+        return (bitmaps[group][i >>> 6] & (1L << (i & 63))) != 0;
+    }
+
+    private long countFree(int group) {
+        int from = geometry.systemBlocks(group), to = geometry.groupBlocks(group);
+        long used = 0;
+        for (int i = from; i < to; ) {
+            if ((i & 63) == 0 && i + 64 <= to) {
+                used += Long.bitCount(bitmaps[group][i >>> 6]);
+                i += 64;
+            } else {
+                if (bit(group, i)) used++;
+                i++;
+            }
+        }
+        return (to - from) - used;
+    }
+
+    // ---- changes (the commit thread) -----------------------------------------------------------------
+
+    /** Sets or clears bits {@code [from, from + count)} of a group (relative); answers how many changed. */
+    private int setBits(int group, int from, int count, boolean used) {
+        int changed = 0;
+        long[] words = bitmaps[group];
+        for (int i = from; i < from + count; ) {
+            int w = i >>> 6, lo = i & 63;
+            int n = Math.min(64 - lo, from + count - i);
+            long mask = n == 64 ? -1L : ((1L << n) - 1) << lo;
+            long before = words[w];
+            words[w] = used ? before | mask : before & ~mask;
+            changed += Long.bitCount(before ^ words[w]);
+            i += n;
+        }
+        return changed;
+    }
+
+    private void dirtyGroup(int group) {
+        bitmapCrcValid[group] = false;
+        for (int i = 0; i < layout.bitmapBlocks(); i++) dirty(layout.bitmapBlock(group) + i);
+        dirty(layout.descriptorBlock(group));
+    }
+
+    private void dirty(long block) {
+        txDirty.add(block);
+        checkpointDirty.add(block);
+    }
+
+    /** A group's bitmap changed: blocks {@code [start, +blocks)} became used or free. */
+    public void bitmapChanged(int group, long start, int blocks, boolean used) {
+        int changed = setBits(group, (int) (start - geometry.groupStart(group)), blocks, used);
+        free[group] += used ? -changed : changed;
+        dirtyGroup(group);
+    }
+
+    /** A new table entry (a file opened for the first time, or an extent-API owner). */
+    public void created(long id, int kind, String name) {
+        if (entries.containsKey(id)) return;
+        Entry e = new Entry(id, kind, name);
+        entries.put(id, e);
+        byName.put(key(kind, name), e);
+        dirtyEntries.add(e);
+    }
+
+    public void fileChanged(long id, FileState.Change change, long logical, long physical, long blocks) {
+        Entry e = entries.get(id);
+        if (e == null) throw new IllegalStateException("journal record for unknown file id " + id);
+        e.map.apply(change, logical, physical, blocks);
+        dirtyEntries.add(e);
+    }
+
+    public void ownerChanged(long id, List<Extent> extents, boolean add) {
+        Entry e = entries.get(id);
+        if (e == null) throw new IllegalStateException("journal record for unknown owner id " + id);
+        for (Extent x : extents) {
+            if (add) e.map.put(x.start(), x.start(), x.blocks(), false);
+            else e.map.remove(x.start(), x.blocks(), false);
+        }
+        dirtyEntries.add(e);
+    }
+
+    /** Blocks a commit of everything applied so far would log (entries are laid out in the table first). */
+    public int pendingBlocks() {
+        return txDirty.size() + dirtyEntries.size();
+    }
+
+    /**
+     * Lays out changed entries in the file table and answers the blocks changed since the last commit, in
+     * order; they count as committed from now on.
+     *
+     * @throws VolumeException.Corrupt when the file table is full (FILE_TABLE)
+     */
+    public List<Long> takeCommit() {
+        for (Entry e : dirtyEntries) layOut(e);
+        dirtyEntries.clear();
+        List<Long> out = new ArrayList<>(txDirty);
+        txDirty.clear();
+        return out;
+    }
+
+    /** Blocks changed since the last checkpoint; cleared. */
+    public List<Long> takeCheckpoint() {
+        List<Long> out = new ArrayList<>(checkpointDirty);
+        checkpointDirty.clear();
+        return out;
+    }
+
+    private void layOut(Entry e) {
+        int per = layout.extentsPerTableBlock();
+        int need = Math.max(1, (e.map.size() + per - 1) / per);
+        int[] slots = java.util.Arrays.copyOf(e.slots, need);
+        for (int i = e.slots.length; i < need; i++) {
+            int s = freeSlot();
+            if (s < 0) throw new VolumeException.Corrupt(Structure.FILE_TABLE, -1, "the file table is full ("
+                    + layout.fileTableBlocks() + " blocks): make the volume with more file-table blocks");
+            slots[i] = s;
+            slotOwner[s] = e.id;
+        }
+        for (int i = need; i < e.slots.length; i++) {
+            slotOwner[e.slots[i]] = 0;
+            dirty(layout.fileTableStart() + e.slots[i]);
+        }
+        e.slots = slots;
+        for (int s : slots) dirty(layout.fileTableStart() + s);
+    }
+
+    private int freeSlot() {
+        for (int s = 0; s < slotOwner.length; s++) if (slotOwner[s] == 0) return s;
+        return -1;
+    }
+
+    /**
+     * Makes the bitmaps agree with the owners: a block owned by an entry is used, a used data block no one
+     * owns is free (a preallocation or an allocation never acknowledged). Answers {leaks freed, owned set}.
+     */
+    public long[] reconcile() {
+        long[][] owned = ownedBitmaps();
+        long freed = 0, set = 0;
+        for (int g = 0; g < geometry.groups(); g++) {
+            int from = geometry.systemBlocks(g), to = geometry.groupBlocks(g);
+            for (int i = from; i < to; i++) {
+                boolean o = (owned[g][i >>> 6] & (1L << (i & 63))) != 0;
+                if (o != bit(g, i)) {
+                    bitmapChanged(g, geometry.groupStart(g) + i, 1, o);
+                    if (o) set++;
+                    else freed++;
+                }
+            }
+        }
+        return new long[] {freed, set};
+    }
+
+    /** One bitmap per group of the data blocks some entry owns. */
+    public long[][] ownedBitmaps() {
+        long[][] owned = new long[geometry.groups()][geometry.blocksPerGroup() / 64];
+        for (Entry e : entries.values())
+            for (ExtentMap.Run r : e.map.runs())
+                for (long b = r.physical(); b < r.physicalEnd(); b++) {
+                    if (b < 0 || b >= geometry.totalBlocks()) continue;
+                    int g = geometry.groupOf(b);
+                    int i = (int) (b - geometry.groupStart(g));
+                    owned[g][i >>> 6] |= 1L << (i & 63);
+                }
+        return owned;
+    }
+
+    /** Rewrites a group's bitmap from {@code want} (fsck --repair). */
+    public void replaceBitmap(int group, long[] want) {
+        System.arraycopy(want, 0, bitmaps[group], 0, want.length);
+        free[group] = countFree(group);
+        dirtyGroup(group);
+    }
+
+    public long[] bitmapWords(int group) {
+        return bitmaps[group].clone();
+    }
+
+    /** Marks every metadata block dirty (fsck --repair rewrites them all with fresh checksums). */
+    public void dirtyAll() {
+        for (int g = 0; g < geometry.groups(); g++) dirtyGroup(g);
+        for (int k = 0; k < layout.gdtBlocks(); k++) dirty(layout.gdtStart() + k);
+        for (Entry e : entries.values()) dirtyEntries.add(e);
+        for (int s = 0; s < slotOwner.length; s++) if (slotOwner[s] == 0) dirty(layout.fileTableStart() + s);
+    }
+
+    // ---- images ---------------------------------------------------------------------------------------
+
+    /** The current content of metadata block {@code block}: a bitmap, descriptor or file-table block. */
+    public byte[] image(long block) {
+        byte[] b = new byte[layout.blockSize()];
+        ByteBuffer o = Layout.le(b);
+        int g = geometry.groupOf(block);
+        long rel = block - geometry.groupStart(g);
+        if (rel >= 1 && rel <= layout.bitmapBlocks()) {
+            int part = (int) (rel - 1);
+            byte[] all = bitmapBytes(g);
+            System.arraycopy(all, part * layout.blockSize(), b, 0,
+                    Math.max(0, Math.min(layout.blockSize(), all.length - part * layout.blockSize())));
+            return b;
+        }
+        if (block >= layout.gdtStart() && block < layout.fileTableStart()) {
+            int k = (int) (block - layout.gdtStart());
+            for (int i = 0; i < layout.descriptorsPerBlock(); i++) {
+                int group = k * layout.descriptorsPerBlock() + i;
+                if (group >= geometry.groups()) break;
+                int off = i * Layout.DESCRIPTOR_BYTES;
+                o.putLong(off, layout.bitmapBlock(group)).putInt(off + 8, (int) free[group]).putInt(off + 12, 0)
+                        .putInt(off + 16, bitmapCrc(group));
+                o.putInt(off + 28, Layout.crc(seed, group, b, off, 28));
+            }
+            return b;
+        }
+        if (block >= layout.fileTableStart() && block < layout.journalStart()) {
+            int slot = (int) (block - layout.fileTableStart());
+            Entry e = entries.get(slotOwner[slot]);
+            if (e == null) return b; // free slot: zeros
+            int index = 0;
+            while (e.slots[index] != slot) index++;
+            int per = layout.extentsPerTableBlock();
+            List<ExtentMap.Run> runs = e.map.runs();
+            int from = index * per, n = Math.max(0, Math.min(per, runs.size() - from));
+            byte[] name = e.name.getBytes(StandardCharsets.UTF_8);
+            o.putInt(0, TABLE_MAGIC).putLong(8, e.id).putInt(16, e.kind).putInt(20, index).putInt(24, e.slots.length)
+                    .putInt(28, n).putShort(32, (short) name.length);
+            System.arraycopy(name, 0, b, 34, name.length);
+            for (int i = 0; i < n; i++) {
+                ExtentMap.Run r = runs.get(from + i);
+                int off = Layout.TABLE_HEADER_BYTES + i * Layout.TABLE_EXTENT_BYTES;
+                o.putLong(off, r.logical()).putLong(off + 8, r.physical()).putInt(off + 16, (int) r.blocks())
+                        .putInt(off + 20, r.unwritten() ? 1 : 0);
+            }
+            o.putInt(4, Layout.crc(seed, block, b, 8, b.length - 8));
+            return b;
+        }
+        throw new IllegalArgumentException("block " + block + " is not a bitmap, descriptor or file-table block");
+    }
+
+    private byte[] bitmapBytes(int group) {
+        byte[] out = new byte[Math.max(layout.bitmapBytes(), layout.bitmapBlocks() * layout.blockSize())];
+        ByteBuffer o = Layout.le(out);
+        for (int w = 0; w < bitmaps[group].length; w++) o.putLong(w * 8, bitmaps[group][w]);
+        return out;
+    }
+
+    private int bitmapCrc(int group) {
+        if (!bitmapCrcValid[group]) {
+            bitmapCrc[group] = Layout.crc(seed, group, bitmapBytes(group), 0, layout.bitmapBytes());
+            bitmapCrcValid[group] = true;
+        }
+        return bitmapCrc[group];
+    }
+
+    /** Every metadata block (mkfs writes them all). */
+    public List<Long> allBlocks() {
+        List<Long> out = new ArrayList<>();
+        for (int g = 0; g < geometry.groups(); g++)
+            for (int i = 0; i < layout.bitmapBlocks(); i++) out.add(layout.bitmapBlock(g) + i);
+        for (int k = 0; k < layout.gdtBlocks(); k++) out.add(layout.gdtStart() + k);
+        for (int s = 0; s < layout.fileTableBlocks(); s++) out.add(layout.fileTableStart() + s);
+        return out;
+    }
+}

@@ -1,0 +1,111 @@
+package org.blockyard.runtime.volume;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.UUID;
+
+import org.blockyard.api.alloc.Geometry;
+
+/**
+ * The superblock: the first 1024 bytes of block 0 (and of each backup group's first block), little-endian,
+ * CRC32C over bytes {@code [0, 1020)} stored at 1020 (ext4's s_checksum sits the same way). Fields and offsets
+ * are in docs/volume-format.md.
+ *
+ * @param clean    true when the volume was closed cleanly (nothing to recover); false while it is open
+ * @param mounts   times opened read-write
+ * @param copyOf   the group this copy sits in (0 for the primary)
+ */
+public record Superblock(Layout layout, UUID uuid, int featuresCompat, int featuresIncompat, int featuresRoCompat,
+                         boolean clean, int mounts, long createdSeconds, long writtenSeconds, int copyOf) {
+    public static final byte[] MAGIC = "BLKYARD1".getBytes(StandardCharsets.US_ASCII);
+    public static final int VERSION = 1;
+    public static final int BYTES = 1024;
+    /** Incompatible features: the metadata journal, and extent-mapped files. A reader must know them all. */
+    public static final int INCOMPAT_JOURNAL = 1, INCOMPAT_EXTENTS = 2;
+    public static final int KNOWN_INCOMPAT = INCOMPAT_JOURNAL | INCOMPAT_EXTENTS;
+    /** Compatible feature: backup superblocks in sparse groups. */
+    public static final int COMPAT_SPARSE_SUPER = 1;
+
+    public static Superblock fresh(Layout layout) {
+        long now = System.currentTimeMillis() / 1000;
+        return new Superblock(layout, UUID.randomUUID(), COMPAT_SPARSE_SUPER, KNOWN_INCOMPAT, 0, true, 0, now, now, 0);
+    }
+
+    public Superblock withState(boolean clean, int mounts) {
+        return new Superblock(layout, uuid, featuresCompat, featuresIncompat, featuresRoCompat, clean, mounts,
+                createdSeconds, System.currentTimeMillis() / 1000, copyOf);
+    }
+
+    public Superblock copyIn(int group) {
+        return new Superblock(layout, uuid, featuresCompat, featuresIncompat, featuresRoCompat, clean, mounts,
+                createdSeconds, writtenSeconds, group);
+    }
+
+    public byte[] uuidBytes() {
+        byte[] b = new byte[16];
+        ByteBuffer.wrap(b).putLong(uuid.getMostSignificantBits()).putLong(uuid.getLeastSignificantBits());
+        return b;
+    }
+
+    public byte[] encode() {
+        byte[] b = new byte[BYTES];
+        ByteBuffer o = Layout.le(b);
+        Geometry g = layout.geometry();
+        o.put(MAGIC);
+        o.putInt(8, VERSION).putInt(12, featuresCompat).putInt(16, featuresIncompat).putInt(20, featuresRoCompat);
+        o.putInt(24, g.blockSizeBytes()).putInt(28, g.blocksPerGroup()).putLong(32, g.totalBlocks());
+        o.putInt(40, g.systemBlocksPerGroup()).putInt(44, g.journalBlocks());
+        o.putLong(48, layout.gdtStart()).putInt(56, layout.gdtBlocks());
+        o.putLong(64, layout.fileTableStart()).putInt(72, layout.fileTableBlocks());
+        o.putLong(80, layout.journalStart()).putInt(88, layout.journalBlocks());
+        o.putInt(92, g.strideBlocks()).putInt(96, g.stripeBlocks());
+        System.arraycopy(uuidBytes(), 0, b, 100, 16);
+        o.putInt(116, clean ? 1 : 0).putInt(120, mounts).putLong(124, createdSeconds).putLong(132, writtenSeconds);
+        o.putInt(140, copyOf);
+        o.putInt(1020, Layout.crc(b, 0, 1020));
+        return b;
+    }
+
+    /**
+     * Decodes and checks a superblock read at {@code block}.
+     *
+     * @throws VolumeException.NotAVolume  when the magic is wrong
+     * @throws VolumeException.Corrupt     when the checksum fails or the geometry is impossible
+     * @throws VolumeException.NewerFormat when the version or an incompatible feature is unknown
+     */
+    public static Superblock decode(byte[] b, long block, String image) {
+        for (int i = 0; i < MAGIC.length; i++)
+            if (b[i] != MAGIC[i]) throw new VolumeException.NotAVolume(image + " is not a Blockyard volume (no superblock"
+                    + " magic at block " + block + ")");
+        ByteBuffer o = Layout.le(b);
+        if (o.getInt(1020) != Layout.crc(b, 0, 1020))
+            throw new VolumeException.Corrupt(VolumeException.Structure.SUPERBLOCK, block, "checksum mismatch");
+        int version = o.getInt(8);
+        if (version > VERSION)
+            throw new VolumeException.NewerFormat(image + " has format version " + version + "; this Blockyard reads"
+                    + " version " + VERSION + " and older");
+        int incompat = o.getInt(16);
+        if ((incompat & ~KNOWN_INCOMPAT) != 0)
+            throw new VolumeException.NewerFormat(image + " needs features 0x" + Integer.toHexString(incompat & ~KNOWN_INCOMPAT)
+                    + " that this Blockyard does not know");
+        Layout layout;
+        try {
+            Geometry g = new Geometry(o.getInt(24), o.getLong(32), o.getInt(28), o.getInt(40), o.getInt(44),
+                    o.getInt(92), o.getInt(96));
+            layout = new Layout(g, o.getInt(56), o.getInt(72), o.getInt(88));
+            if (layout.gdtStart() != o.getLong(48) || layout.fileTableStart() != o.getLong(64)
+                    || layout.journalStart() != o.getLong(80)
+                    || (long) layout.gdtBlocks() + layout.fileTableBlocks() + layout.journalBlocks() != g.journalBlocks()
+                    || (long) layout.gdtBlocks() * layout.descriptorsPerBlock() < g.groups()
+                    || g.systemBlocksPerGroup() != Geometry.of(g.blockSizeBytes(), g.totalBlocks(), g.blocksPerGroup())
+                    .systemBlocksPerGroup())
+                throw new IllegalArgumentException("structure positions do not follow from the geometry");
+        } catch (IllegalArgumentException e) {
+            throw new VolumeException.Corrupt(VolumeException.Structure.SUPERBLOCK, block, "impossible geometry: "
+                    + e.getMessage());
+        }
+        long msb = ByteBuffer.wrap(b, 100, 16).getLong(), lsb = ByteBuffer.wrap(b, 108, 8).getLong();
+        return new Superblock(layout, new UUID(msb, lsb), o.getInt(12), incompat, o.getInt(20), o.getInt(116) == 1,
+                o.getInt(120), o.getLong(124), o.getLong(132), o.getInt(140));
+    }
+}

@@ -1,0 +1,428 @@
+package org.blockyard.runtime.volume;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+import com.typesafe.config.Config;
+
+import org.blockyard.api.alloc.AllocationPolicy;
+import org.blockyard.api.alloc.Geometry;
+import org.blockyard.runtime.alloc.ActorBlockAllocator;
+import org.blockyard.runtime.alloc.AllocatorSettings;
+import org.blockyard.runtime.alloc.FileCatalog;
+import org.blockyard.runtime.alloc.FileState;
+import org.blockyard.runtime.alloc.Policies;
+import org.blockyard.runtime.io.FileDevice;
+import org.blockyard.runtime.io.IoSettings;
+import org.blockyard.runtime.store.FileStore;
+
+/**
+ * A durable volume in an image file: open it, use it through {@link #allocator()} (the {@code BlockAllocator}
+ * API) or {@link #fileStore()}, close it. Format in docs/volume-format.md.
+ *
+ * <p>Open: check the superblock, replay the journal's committed transactions (dropping a torn or corrupt
+ * last one), load and check descriptors, bitmaps and the file table; after an unclean shutdown, make the
+ * bitmaps agree with the owners (blocks claimed for preallocations or for calls never acknowledged are
+ * freed) and commit that; mark the volume dirty; start the allocator's actors over the loaded bitmaps and
+ * files, and the journal's commit thread. Close: stop the actors, commit and checkpoint everything, mark
+ * the volume clean.
+ *
+ * <p>Durability: every bitmap change of a group and every extent-map change of a file appends a record to
+ * the journal from the actor that makes it; the facade acknowledges a call only once the journal is
+ * durable through the last record appended when the call's answer arrived (so concurrent calls share
+ * commits). Reservation windows and preallocations are never written: they are hints, rebuilt in memory.
+ */
+public final class Volume implements AutoCloseable {
+    /** The extent-API owner of {@code allocate}/{@code release} calls that name none. */
+    public static final String DEFAULT_OWNER = "extents";
+
+    private final Path image;
+    private final FileChannel channel;
+    private final Config config;
+    private Superblock superblock;
+    private final Metadata meta;
+    private final Journal journal;
+    private final ActorBlockAllocator actors;
+    private final VolumeAllocator allocator;
+    private final Catalog catalog;
+    private final Recovery recovery;
+    private FileStore store;
+    private boolean closed;
+
+    /** What opening found and did. */
+    public record Recovery(boolean wasClean, int transactionsReplayed, int blocksReplayed, String logEnd,
+                           long leaksFreed, long ownedBlocksMarked, long nanos) {}
+
+    // ---- mkfs -----------------------------------------------------------------------------------------
+
+    /**
+     * Makes a volume of {@code layout} in {@code image} (created or overwritten; a regular file is sized to
+     * the volume, a device must be big enough): superblock and backups, descriptors, empty bitmaps but for
+     * the system zones, an empty file table, an empty journal.
+     */
+    public static Superblock mkfs(Path image, Layout layout) {
+        Superblock sb = Superblock.fresh(layout);
+        Geometry g = layout.geometry();
+        int bs = g.blockSizeBytes();
+        try (FileChannel ch = FileChannel.open(image, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                StandardOpenOption.WRITE)) {
+            boolean regular = !Files.exists(image) || Files.isRegularFile(image);
+            if (regular) {
+                ch.truncate(0);
+                ch.write(ByteBuffer.wrap(new byte[1]), g.bytes() - 1);
+            } else if (ch.size() > 0 && ch.size() < g.bytes()) {
+                throw new IllegalArgumentException(image + " holds " + ch.size() + " bytes; the volume needs " + g.bytes());
+            }
+            Metadata m = Metadata.fresh(sb);
+            for (long b : m.allBlocks()) write(ch, m.image(b), b * bs);
+            byte[] zero = new byte[bs];
+            for (int i = 1; i < layout.journalBlocks(); i++) write(ch, zero, (layout.journalStart() + i) * bs);
+            write(ch, Journal.superBlock(layout, sb.uuidBytes(), 1, 0), layout.journalStart() * bs);
+            for (int group = 1; group < g.groups(); group++)
+                if (Layout.hasBackup(group)) write(ch, sb.copyIn(group).encode(), layout.headerBlock(group) * bs);
+            ch.force(true);
+            write(ch, sb.encode(), 0); // last: an interrupted mkfs leaves no volume
+            ch.force(true);
+        } catch (IOException e) {
+            throw new UncheckedIOException("mkfs " + image + ": " + e.getMessage(), e);
+        }
+        return sb;
+    }
+
+    static void write(FileChannel ch, byte[] b, long pos) throws IOException {
+        ByteBuffer buf = ByteBuffer.wrap(b);
+        while (buf.hasRemaining()) pos += ch.write(buf, pos);
+    }
+
+    static byte[] read(FileChannel ch, long pos, int bytes) throws IOException {
+        ByteBuffer buf = ByteBuffer.allocate(bytes);
+        while (buf.hasRemaining()) {
+            int n = ch.read(buf, pos + buf.position());
+            if (n < 0) break;
+        }
+        return buf.array();
+    }
+
+    /**
+     * Locks the image for as long as {@code ch} is open (an fcntl lock: a killed process leaves none behind):
+     * exclusively for a volume that is open or being repaired, shared for a read-only look.
+     *
+     * @throws VolumeException.InUse when someone else holds it
+     */
+    static void lock(FileChannel ch, Path image, boolean shared) throws IOException {
+        java.nio.channels.FileLock l;
+        try {
+            l = ch.tryLock(0, Long.MAX_VALUE, shared);
+        } catch (java.nio.channels.OverlappingFileLockException e) {
+            l = null;
+        }
+        if (l == null) throw new VolumeException.InUse(image + " is open (locked by this or another process); close it first");
+    }
+
+    /** Reads and checks the primary superblock of {@code image}, and that the image holds the whole volume. */
+    static Superblock readSuperblock(FileChannel ch, Path image) throws IOException {
+        if (ch.size() < Superblock.BYTES && Files.isRegularFile(image))
+            throw new VolumeException.NotAVolume(image + " is not a Blockyard volume (" + ch.size() + " bytes)");
+        Superblock sb = Superblock.decode(read(ch, 0, Superblock.BYTES), 0, image.toString());
+        long need = sb.layout().geometry().bytes();
+        if (Files.isRegularFile(image) && ch.size() < need)
+            throw new VolumeException.Truncated(image + " holds " + ch.size() + " bytes but its volume needs " + need
+                    + " (" + sb.layout().geometry().totalBlocks() + " blocks of " + sb.layout().blockSize() + ")");
+        return sb;
+    }
+
+    // ---- open -----------------------------------------------------------------------------------------
+
+    public static Volume open(Path image, Config config) {
+        return open(image, config, settingsFrom(config));
+    }
+
+    /** The journal's tunables from {@code blockyard.volume.journal}. */
+    public static Journal.Settings settingsFrom(Config config) {
+        Config j = config.getConfig("blockyard.volume.journal");
+        return new Journal.Settings(j.getDuration("commit-interval").toNanos(), j.getInt("max-transaction-blocks"),
+                j.getDouble("checkpoint-fraction"));
+    }
+
+    public static Volume open(Path image, Config config, Journal.Settings settings) {
+        if (!Files.exists(image)) throw new IllegalArgumentException("no such image: " + image);
+        FileChannel ch;
+        try {
+            ch = FileChannel.open(image, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open " + image + ": " + e.getMessage(), e);
+        }
+        try {
+            try {
+                lock(ch, image, false);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot lock " + image + ": " + e.getMessage(), e);
+            }
+            return new Volume(image, ch, config, settings);
+        } catch (RuntimeException | Error e) {
+            try {
+                ch.close();
+            } catch (IOException ignored) {
+                // the first error is the one to report
+            }
+            throw e;
+        }
+    }
+
+    private Volume(Path image, FileChannel ch, Config config, Journal.Settings settings) {
+        long t0 = System.nanoTime();
+        this.image = image;
+        this.channel = ch;
+        this.config = config;
+        try {
+            Superblock sb = readSuperblock(ch, image);
+            Layout layout = sb.layout();
+            int bs = layout.blockSize();
+            Metadata.BlockReader disk = b -> {
+                try {
+                    return read(ch, b * bs, bs);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            };
+            Journal.Replay replay = Journal.scan(layout, sb.uuidBytes(), disk);
+            // Check what the replay leads to before writing anything: a corrupt volume is left as it was.
+            Map<Long, byte[]> overlay = replay.blocks();
+            Metadata.load(sb, b -> overlay.containsKey(b) ? overlay.get(b) : disk.read(b), null);
+            for (Map.Entry<Long, byte[]> e : overlay.entrySet()) write(ch, e.getValue(), e.getKey() * bs);
+            boolean wasClean = sb.clean() && replay.transactions() == 0;
+            if (!overlay.isEmpty()) ch.force(false);
+            this.meta = Metadata.load(sb, disk, null);
+            this.journal = new Journal(ch, meta, settings, replay.position(), replay.nextSeq());
+            long[] fixed = {0, 0};
+            if (!wasClean) {
+                fixed = meta.reconcile();
+                journal.commitNow();
+            }
+            journal.checkpoint(); // the log is empty from here: the replayed blocks are home
+            this.superblock = sb.withState(false, sb.mounts() + 1);
+            write(ch, superblock.encode(), 0);
+            ch.force(false);
+            this.catalog = new Catalog(meta, journal);
+            Geometry g = layout.geometry();
+            Config a = config.getConfig("blockyard.alloc");
+            AllocationPolicy policy = Policies.configured(config, g);
+            AllocatorSettings alloc = new AllocatorSettings(g, policy, a.getInt("search-slice-words"),
+                    a.getInt("stash-capacity"), a.getInt("prealloc-min-window-blocks"), catalog);
+            this.actors = ActorBlockAllocator.start(alloc, config, group -> {
+                meta.forEachUsedDataRun(group.group(), (start, blocks) -> group.markUsed(start, blocks));
+                group.journal((grp, start, blocks, used) -> journal.append(new JournalRecord.Bitmap(grp, start, blocks, used)));
+            });
+            journal.start();
+            this.allocator = new VolumeAllocator(actors, journal, catalog);
+            this.recovery = new Recovery(wasClean, replay.transactions(), overlay.size(), replay.stoppedBecause(),
+                    fixed[0], fixed[1], System.nanoTime() - t0);
+        } catch (IOException e) {
+            throw new UncheckedIOException("open " + image + ": " + e.getMessage(), e);
+        }
+    }
+
+    public Path image() {
+        return image;
+    }
+
+    public Layout layout() {
+        return superblock.layout();
+    }
+
+    public Superblock superblock() {
+        return superblock;
+    }
+
+    public Geometry geometry() {
+        return superblock.layout().geometry();
+    }
+
+    /** What opening did: replayed transactions, leaks freed, how long it took. */
+    public Recovery recovery() {
+        return recovery;
+    }
+
+    /** The durable allocator: every call that changes metadata completes once it is in the journal. */
+    public VolumeAllocator allocator() {
+        return allocator;
+    }
+
+    public ActorBlockAllocator actors() {
+        return actors;
+    }
+
+    public Journal.Stats journalStats() {
+        return journal.stats();
+    }
+
+    /** Files with data through the I/O queue onto this image (created on first call). */
+    public synchronized FileStore fileStore() {
+        if (store == null) {
+            try {
+                IoSettings io = IoSettings.fromConfig(config);
+                FileDevice device = new FileDevice(image, geometry().bytes(), false);
+                store = FileStore.over(actors, allocator, io, device);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot open " + image + " for data: " + e.getMessage(), e);
+            }
+        }
+        return store;
+    }
+
+    /** Stops the actors, commits and checkpoints everything, frees what only memory held, marks the volume clean. */
+    @Override
+    public synchronized void close() {
+        if (closed) return;
+        closed = true;
+        try {
+            if (store != null) store.close();
+            else actors.close();
+            journal.stop();
+            if (journal.failure() != null)
+                throw new VolumeException.JournalFailed("journal failed; the volume stays marked dirty", journal.failure());
+            journal.checkpoint(); // everything committed is home: the log is empty for what follows
+            meta.reconcile(); // preallocations the actors did not give back: memory only, never on disk
+            journal.commitNow();
+            journal.checkpoint();
+            superblock = superblock.withState(true, superblock.mounts());
+            write(channel, superblock.encode(), 0);
+            channel.force(false);
+        } catch (IOException e) {
+            throw new UncheckedIOException("close " + image + ": " + e.getMessage(), e);
+        } finally {
+            journal.shutdownAcks();
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // nothing more to save
+            }
+        }
+    }
+
+    /**
+     * Ends the volume as {@code kill -9} would: the journal commits nothing more, nothing is checkpointed,
+     * the superblock stays dirty. What a transaction already forced survives. For crash tests.
+     */
+    public synchronized void abandon() {
+        if (closed) return;
+        closed = true;
+        journal.abandon();
+        try {
+            if (store != null) store.close();
+            else actors.close();
+        } catch (RuntimeException ignored) {
+            // a crash does not wait for anyone
+        }
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // as above
+        }
+    }
+
+    // ---- files ----------------------------------------------------------------------------------------
+
+    /**
+     * Which files and owners exist, and their extent maps as the actors last changed them. Makes each file's
+     * {@link FileState} for the allocator from its stored map, and gives every state a listener that appends
+     * the journal record and keeps the mirror here (for a file the actors have not opened in this run).
+     */
+    static final class Catalog implements FileCatalog {
+        private final Journal journal;
+        private final Map<String, Long> ids = new ConcurrentHashMap<>();
+        private final Map<Long, ExtentMap> mirrors = new ConcurrentHashMap<>();
+        private final Map<Long, Integer> kinds = new ConcurrentHashMap<>();
+        private final AtomicLong nextId;
+
+        Catalog(Metadata meta, Journal journal) {
+            this.journal = journal;
+            for (Metadata.Entry e : meta.entries()) {
+                ExtentMap copy = new ExtentMap();
+                for (ExtentMap.Run r : e.map.runs()) copy.put(r.logical(), r.physical(), r.blocks(), r.unwritten());
+                ids.put(key(e.kind, e.name), e.id);
+                mirrors.put(e.id, copy);
+                kinds.put(e.id, e.kind);
+            }
+            nextId = new AtomicLong(meta.maxEntryId() + 1);
+        }
+
+        private static String key(int kind, String name) {
+            return (kind == Metadata.KIND_FILE ? "f:" : "o:") + name;
+        }
+
+        /** The entry id of {@code name}, created (and journalled) when it is new. */
+        long idOf(int kind, String name) {
+            return ids.computeIfAbsent(key(kind, name), k -> {
+                long id = nextId.getAndIncrement();
+                mirrors.put(id, new ExtentMap());
+                kinds.put(id, kind);
+                journal.append(new JournalRecord.Create(id, kind, name));
+                return id;
+            });
+        }
+
+        Long existing(int kind, String name) {
+            return ids.get(key(kind, name));
+        }
+
+        ExtentMap mirror(long id) {
+            return mirrors.get(id);
+        }
+
+        List<String> names(int kind) {
+            String prefix = kind == Metadata.KIND_FILE ? "f:" : "o:";
+            return ids.keySet().stream().filter(k -> k.startsWith(prefix)).map(k -> k.substring(2)).sorted().toList();
+        }
+
+        @Override
+        public FileState create(long suggestedId, String name, int homeGroup, int initialWindowBlocks) {
+            long id = idOf(Metadata.KIND_FILE, name);
+            FileState fs = new FileState(id, name, homeGroup, initialWindowBlocks);
+            ExtentMap m = mirrors.get(id);
+            synchronized (m) {
+                for (ExtentMap.Run r : m.runs()) {
+                    fs.map(r.logical(), r.physical(), (int) r.blocks());
+                    if (!r.unwritten()) fs.markWritten(r.logical(), r.blocks());
+                }
+            }
+            fs.listen((file, change, logical, physical, blocks) -> {
+                synchronized (m) {
+                    m.apply(change, logical, physical, blocks);
+                }
+                journal.append(new JournalRecord.File(file.id, change, logical, physical, blocks));
+            });
+            return fs;
+        }
+    }
+
+    /** A read-only look at a closed (or any) image: superblock, metadata with the journal applied in memory. */
+    public static Metadata inspect(Path image) {
+        try (FileChannel ch = FileChannel.open(image, StandardOpenOption.READ)) {
+            lock(ch, image, true);
+            Superblock sb = readSuperblock(ch, image);
+            int bs = sb.layout().blockSize();
+            Metadata.BlockReader disk = b -> {
+                try {
+                    return read(ch, b * bs, bs);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            };
+            Map<Long, byte[]> overlay = new HashMap<>(Journal.scan(sb.layout(), sb.uuidBytes(), disk).blocks());
+            return Metadata.load(sb, b -> overlay.containsKey(b) ? overlay.get(b) : disk.read(b), null);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + image + ": " + e.getMessage(), e);
+        }
+    }
+}

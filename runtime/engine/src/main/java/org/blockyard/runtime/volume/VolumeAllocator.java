@@ -1,0 +1,200 @@
+package org.blockyard.runtime.volume;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+import org.blockyard.api.alloc.AllocationException;
+import org.blockyard.api.alloc.AllocatorStats;
+import org.blockyard.api.alloc.BlockAllocator;
+import org.blockyard.api.alloc.BlockRun;
+import org.blockyard.api.alloc.Extent;
+import org.blockyard.api.alloc.FreeExtentPage;
+import org.blockyard.api.alloc.Geometry;
+import org.blockyard.runtime.alloc.ActorBlockAllocator;
+
+/**
+ * The {@link BlockAllocator} of a durable volume: each call goes to the allocator's actors, and a call that
+ * may have changed metadata completes only once the journal is durable through the last record appended
+ * when the actors' answer arrived. Every record of the call was appended before that answer was sent, so
+ * the answer is an acknowledgement that survives a crash; calls that arrive while a transaction is being
+ * forced share the next one (group commit). Read-only calls pass straight through.
+ *
+ * <p>Extent-API blocks belong to an owner: {@link #allocate(String, long, int, long, long)} records the owner
+ * of what it hands out, and {@link #release(String, List)} refuses, changing nothing, any extent that owner
+ * does not hold. The plain {@link BlockAllocator} calls use {@link Volume#DEFAULT_OWNER}.
+ */
+public final class VolumeAllocator implements BlockAllocator {
+    private final ActorBlockAllocator actors;
+    private final Journal journal;
+    private final Volume.Catalog catalog;
+    /** Extents each owner holds, physical; guarded by itself. */
+    private final Map<String, ExtentMap> owned = new HashMap<>();
+
+    VolumeAllocator(ActorBlockAllocator actors, Journal journal, Volume.Catalog catalog) {
+        this.actors = actors;
+        this.journal = journal;
+        this.catalog = catalog;
+        for (String owner : catalog.names(Metadata.KIND_OWNER))
+            owned.put(owner, catalog.mirror(catalog.existing(Metadata.KIND_OWNER, owner)));
+    }
+
+    /** {@code stage}'s value once the journal holds everything appended so far. */
+    private <T> CompletionStage<T> durable(CompletionStage<T> stage) {
+        return stage.thenCompose(v -> journal.sync().handle((x, e) -> {
+            if (e != null) throw new AllocationException.Failed(e.getMessage());
+            return v;
+        }));
+    }
+
+    @Override
+    public Geometry geometry() {
+        return actors.geometry();
+    }
+
+    @Override
+    public String policy() {
+        return actors.policy();
+    }
+
+    @Override
+    public CompletionStage<Void> open(String file) {
+        if (file != null && file.getBytes(StandardCharsets.UTF_8).length > Layout.MAX_NAME_BYTES)
+            return CompletableFuture.failedFuture(new AllocationException.InvalidRequest("file name of "
+                    + file.getBytes(StandardCharsets.UTF_8).length + " bytes; the file table holds at most "
+                    + Layout.MAX_NAME_BYTES));
+        return durable(actors.open(file));
+    }
+
+    @Override
+    public CompletionStage<BlockRun> getBlocks(String file, long logicalBlock, int maxBlocks, boolean create) {
+        CompletionStage<BlockRun> s = actors.getBlocks(file, logicalBlock, maxBlocks, create);
+        return create ? durable(s) : s;
+    }
+
+    @Override
+    public CompletionStage<Long> truncate(String file, long fromLogicalBlock) {
+        return durable(actors.truncate(file, fromLogicalBlock));
+    }
+
+    @Override
+    public CompletionStage<Long> markWritten(String file, long logicalBlock, long blocks) {
+        return durable(actors.markWritten(file, logicalBlock, blocks));
+    }
+
+    @Override
+    public CompletionStage<Long> discardUnwritten(String file, long logicalBlock, long blocks) {
+        return durable(actors.discardUnwritten(file, logicalBlock, blocks));
+    }
+
+    @Override
+    public CompletionStage<Void> close(String file) {
+        return durable(actors.close(file));
+    }
+
+    /** A file's extents; for a stored file not opened in this run, from the file table. */
+    @Override
+    public CompletionStage<List<Extent>> fileExtents(String file) {
+        Long id = catalog.existing(Metadata.KIND_FILE, file);
+        if (id == null) return actors.fileExtents(file);
+        ExtentMap m = catalog.mirror(id);
+        List<Extent> out = new ArrayList<>();
+        synchronized (m) {
+            for (ExtentMap.Run r : m.runs()) out.add(new Extent(r.physical(), r.blocks()));
+        }
+        return CompletableFuture.completedFuture(out);
+    }
+
+    /** The names of the files on the volume, sorted. */
+    public List<String> files() {
+        return catalog.names(Metadata.KIND_FILE);
+    }
+
+    @Override
+    public CompletionStage<List<Extent>> allocate(long wantBlocks, int unitBlocks, long maxExtentBlocks, long hint) {
+        return allocate(Volume.DEFAULT_OWNER, wantBlocks, unitBlocks, maxExtentBlocks, hint);
+    }
+
+    /** As {@link #allocate(long, int, long, long)}, the extents belonging to {@code owner}. */
+    public CompletionStage<List<Extent>> allocate(String owner, long wantBlocks, int unitBlocks, long maxExtentBlocks,
+                                                  long hint) {
+        if (owner == null || owner.isBlank() || owner.getBytes(StandardCharsets.UTF_8).length > Layout.MAX_NAME_BYTES)
+            return CompletableFuture.failedFuture(new AllocationException.InvalidRequest("an owner needs a name of 1 to "
+                    + Layout.MAX_NAME_BYTES + " bytes"));
+        return durable(actors.allocate(wantBlocks, unitBlocks, maxExtentBlocks, hint).thenApply(extents -> {
+            long id = catalog.idOf(Metadata.KIND_OWNER, owner);
+            synchronized (owned) {
+                ExtentMap m = owned.computeIfAbsent(owner, k -> catalog.mirror(id));
+                for (Extent e : extents) m.put(e.start(), e.start(), e.blocks(), false);
+            }
+            journal.append(new JournalRecord.Owner(id, List.copyOf(extents), true));
+            return extents;
+        }));
+    }
+
+    @Override
+    public CompletionStage<Void> release(List<Extent> extents) {
+        return release(Volume.DEFAULT_OWNER, extents);
+    }
+
+    /**
+     * Frees extents {@code owner} holds, all or none: an extent (or part of one) it does not hold is refused
+     * with InvalidRequest naming it, and nothing changes.
+     */
+    public CompletionStage<Void> release(String owner, List<Extent> extents) {
+        Long id = catalog.existing(Metadata.KIND_OWNER, owner == null ? "" : owner);
+        synchronized (owned) {
+            ExtentMap m = owned.get(owner);
+            for (Extent e : extents) {
+                if (m == null || !holds(m, e))
+                    return CompletableFuture.failedFuture(new AllocationException.InvalidRequest("extent " + e
+                            + " is not held by owner '" + owner + "': refused, nothing freed"));
+            }
+            for (Extent e : extents) m.remove(e.start(), e.blocks(), false);
+        }
+        return durable(actors.release(extents).handle((v, err) -> {
+            if (err != null) {
+                synchronized (owned) {
+                    ExtentMap m = owned.get(owner);
+                    for (Extent e : extents) m.put(e.start(), e.start(), e.blocks(), false);
+                }
+                throw err instanceof RuntimeException r ? r : new java.util.concurrent.CompletionException(err);
+            }
+            journal.append(new JournalRecord.Owner(id, List.copyOf(extents), false));
+            return v;
+        }));
+    }
+
+    private static boolean holds(ExtentMap m, Extent e) {
+        long covered = 0;
+        for (ExtentMap.Run r : m.runs()) {
+            long a = Math.max(r.physical(), e.start()), b = Math.min(r.physicalEnd(), e.end());
+            if (a < b) covered += b - a;
+        }
+        return covered == e.blocks();
+    }
+
+    @Override
+    public CompletionStage<FreeExtentPage> freeExtents(long fromBlock, long toBlock, int maxCount) {
+        return actors.freeExtents(fromBlock, toBlock, maxCount);
+    }
+
+    @Override
+    public CompletionStage<Long> freeBlocks() {
+        return actors.freeBlocks();
+    }
+
+    @Override
+    public CompletionStage<Double> fragmentationScore() {
+        return actors.fragmentationScore();
+    }
+
+    @Override
+    public CompletionStage<AllocatorStats> stats() {
+        return actors.stats();
+    }
+}

@@ -1,0 +1,85 @@
+package org.blockyard.runtime.volume;
+
+/**
+ * Why a volume could not be made, opened or read. Nothing was written when one is thrown. Callers switch on
+ * the subclass; the message names the image, the structure and the block.
+ */
+public abstract sealed class VolumeException extends RuntimeException
+        permits VolumeException.NotAVolume, VolumeException.NewerFormat, VolumeException.Truncated,
+        VolumeException.Corrupt, VolumeException.NoSuchFile, VolumeException.JournalFailed, VolumeException.InUse {
+
+    protected VolumeException(String message, Throwable cause) {
+        super(message, cause);
+    }
+
+    /** The image does not start with a Blockyard superblock (wrong magic). */
+    public static final class NotAVolume extends VolumeException {
+        public NotAVolume(String message) { super(message, null); }
+    }
+
+    /** The volume was made by a newer format version, or needs a feature this version does not know. */
+    public static final class NewerFormat extends VolumeException {
+        public NewerFormat(String message) { super(message, null); }
+    }
+
+    /** The image is shorter than the volume its superblock describes. */
+    public static final class Truncated extends VolumeException {
+        public Truncated(String message) { super(message, null); }
+    }
+
+    /** The metadata structures a checksum or a bound can catch. */
+    public enum Structure {
+        SUPERBLOCK("superblock"), GROUP_DESCRIPTOR("group descriptor"), BITMAP("block bitmap"),
+        FILE_TABLE("file table"), JOURNAL("journal");
+
+        private final String label;
+
+        Structure(String label) {
+            this.label = label;
+        }
+
+        @Override
+        public String toString() {
+            return label;
+        }
+    }
+
+    /**
+     * A metadata block failed its checksum or holds an impossible value; it was not used. {@link #structure()}
+     * says what kind of block, {@link #block()} where it is (-1 when it is not one block).
+     */
+    public static final class Corrupt extends VolumeException {
+        private final Structure structure;
+        private final long block;
+
+        public Corrupt(Structure structure, long block, String message) {
+            super(structure + (block >= 0 ? " at block " + block : "") + ": " + message
+                    + " (not trusted; run fsck)", null);
+            this.structure = structure;
+            this.block = block;
+        }
+
+        public Structure structure() {
+            return structure;
+        }
+
+        public long block() {
+            return block;
+        }
+    }
+
+    /** A file named on the command line or in a call is not in the volume's file table. */
+    public static final class NoSuchFile extends VolumeException {
+        public NoSuchFile(String message) { super(message, null); }
+    }
+
+    /** The journal could not be written; the volume stops acknowledging changes. */
+    public static final class JournalFailed extends VolumeException {
+        public JournalFailed(String message, Throwable cause) { super(message, cause); }
+    }
+
+    /** Another process (or another open in this one) has the volume open. */
+    public static final class InUse extends VolumeException {
+        public InUse(String message) { super(message, null); }
+    }
+}

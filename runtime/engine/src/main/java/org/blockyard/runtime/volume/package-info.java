@@ -1,0 +1,47 @@
+/**
+ * A durable volume: the on-disk format (docs/volume-format.md), the metadata journal, recovery, fsck and the
+ * tools that read an image.
+ *
+ * <h2>Data</h2>
+ * <ul>
+ *   <li>On disk: per group a header block (the superblock in group 0, backups in groups 1 and powers of 3, 5,
+ *       7) and a block bitmap; in group 0 the group descriptors (free count, bitmap location, the bitmap's
+ *       CRC32C, their own CRC32C), the file table (named files and extent-API owners with their extent maps,
+ *       CRC32C per block) and the journal. All of it is system zone.</li>
+ *   <li>{@link org.blockyard.runtime.volume.Metadata}: the same in memory, owned by the journal's commit
+ *       thread, which applies the {@link org.blockyard.runtime.volume.JournalRecord}s groups and files append.
+ *       It never reads an actor's state.</li>
+ * </ul>
+ *
+ * <h2>Invariants</h2>
+ * A call is acknowledged only once every record appended before its answer arrived is in a forced
+ * transaction. A commit holds a prefix of the append order (causes before effects). Checkpoints write the
+ * committed state only, then move the journal's tail. Every metadata block is checked against its checksum
+ * when read, and a block that fails is never used. Reservation windows and preallocations are never
+ * written; after a crash, blocks used and owned by no one are freed at recovery.
+ *
+ * <h2>Operations</h2>
+ * <pre>
+ *   allocate / free        actor changes bitmap or map -> record appended (short lock) -> answer -> facade waits for commit
+ *   commit                 commit thread: apply records, one transaction (descriptors, blocks, commit CRC32C), one force
+ *   checkpoint             after a commit when the log is half full: blocks home, force, tail moves, force
+ *   open                   superblock, journal replay (torn last transaction dropped), check all, reconcile if unclean
+ *   close                  actors stop, last commit, checkpoint, reconcile, superblock clean
+ *   fsck                   e2fsck's passes 0, 1, 2, 5 over an image; --repair for the safe fixes
+ * </pre>
+ *
+ * <h2>Concurrency</h2>
+ * Group and file actors append from their own threads; the only shared lock guards the record list and is held
+ * for an add. One commit thread owns {@code Metadata} and the log; acknowledgements complete on one thread of
+ * their own, so callers' continuations never delay the next commit.
+ *
+ * <h2>Tunables ({@code blockyard.volume} in {@code config/blockyard.conf})</h2>
+ * <pre>
+ *   journal-blocks                1024    journal mkfs makes (4 MiB)
+ *   file-table-blocks             1024    file table mkfs makes
+ *   journal.commit-interval       1ms     longest a record waits for company
+ *   journal.max-transaction-blocks 256    logged blocks per transaction
+ *   journal.checkpoint-fraction   0.5     log fill that starts a checkpoint
+ * </pre>
+ */
+package org.blockyard.runtime.volume;

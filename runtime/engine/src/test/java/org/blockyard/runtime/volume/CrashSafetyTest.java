@@ -1,0 +1,145 @@
+package org.blockyard.runtime.volume;
+
+import static org.blockyard.runtime.volume.Volumes.join;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.blockyard.api.alloc.BlockRun;
+import org.blockyard.api.alloc.Extent;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** kill -9 simulated in-process: a volume abandoned without close, and a journal whose tail is torn. */
+class CrashSafetyTest {
+    @TempDir
+    Path dir;
+
+    /** Checkpoints only when the log is full, so the tests see every transaction in it. */
+    private static final Journal.Settings KEEP_LOG = new Journal.Settings(0, 64, 1.0);
+
+    @Test
+    void acknowledgedAllocationsSurviveAVolumeAbandonedMidRun() throws Exception {
+        Path image = Volumes.make(dir, 4);
+        Map<String, List<BlockRun>> acked = new ConcurrentHashMap<>();
+        List<Extent> ackedExtents = java.util.Collections.synchronizedList(new ArrayList<>());
+        AtomicInteger acks = new AtomicInteger();
+        Volume v = Volumes.open(image);
+        VolumeAllocator a = v.allocator();
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            String file = "w" + t;
+            Thread th = new Thread(() -> {
+                try {
+                    join(a.open(file));
+                    long next = 0;
+                    for (int i = 0; ; i++) {
+                        if (i % 5 == 4) {
+                            ackedExtents.addAll(join(a.allocate(3, 1, 0, -1)));
+                        } else {
+                            BlockRun r = join(a.getBlocks(file, next, 1 + i % 9, true));
+                            acked.computeIfAbsent(file, k -> new ArrayList<>()).add(r);
+                            next += r.blocks();
+                        }
+                        acks.incrementAndGet();
+                    }
+                } catch (RuntimeException stopped) {
+                    // the volume went away under us, as in a crash
+                }
+            });
+            th.start();
+            threads.add(th);
+        }
+        while (acks.get() < 400) Thread.sleep(5);
+        v.abandon(); // calls in flight now are never acknowledged
+        for (Thread th : threads) th.join(30_000);
+
+        try (Volume again = Volumes.open(image)) {
+            assertFalse(again.recovery().wasClean());
+            for (Map.Entry<String, List<BlockRun>> e : acked.entrySet()) {
+                join(again.allocator().open(e.getKey()));
+                for (BlockRun r : e.getValue()) {
+                    BlockRun now = join(again.allocator().getBlocks(e.getKey(), r.logicalStart(), r.blocks(), false));
+                    assertEquals(r.physicalStart(), now.physicalStart(), e.getKey() + " " + r + " " + again.recovery());
+                    assertEquals(r.blocks(), now.blocks(), e.getKey() + " " + r);
+                }
+            }
+            // Acknowledged extents are still owned: their owner may release them.
+            join(again.allocator().release(new ArrayList<>(ackedExtents)));
+        }
+        Fsck.Result r = Fsck.check(image, false);
+        assertTrue(r.clean(), r::report);
+    }
+
+    private record Setup(Path image, BlockRun first, BlockRun second, Journal.Replay log) {}
+
+    /** Two acknowledged appends to one file, then a crash: both are in the log, the second last. */
+    private Setup twoAppendsThenCrash() {
+        Path image = Volumes.make(dir, 4);
+        Volume v = Volume.open(image, Volumes.CONFIG, KEEP_LOG);
+        join(v.allocator().open("a"));
+        BlockRun first = join(v.allocator().getBlocks("a", 0, 10, true));
+        // A transaction of its own for the second append: the journal is idle when it starts.
+        BlockRun second = join(v.allocator().getBlocks("a", 10, 10, true));
+        v.abandon();
+        Metadata.BlockReader disk = block -> Tamper.read(image, block * 4096, 4096);
+        Superblock sb = Superblock.decode(Tamper.read(image, 0, Superblock.BYTES), 0, "test");
+        Journal.Replay log = Journal.scan(sb.layout(), sb.uuidBytes(), disk);
+        assertTrue(log.transactions() >= 2, "transactions in the log: " + log.transactions());
+        return new Setup(image, first, second, log);
+    }
+
+    @Test
+    void committedTransactionsAreReplayedAfterACrash() {
+        Setup s = twoAppendsThenCrash();
+        try (Volume v = Volumes.open(s.image())) {
+            assertEquals(s.log().transactions(), v.recovery().transactionsReplayed());
+            join(v.allocator().open("a"));
+            assertEquals(s.second().physicalStart(), join(v.allocator().getBlocks("a", 10, 10, false)).physicalStart());
+        }
+        assertTrue(Fsck.check(s.image(), false).clean());
+    }
+
+    @Test
+    void aTornLastTransactionIsDroppedAndTheOnesBeforeItAreReplayed() {
+        Setup s = twoAppendsThenCrash();
+        Layout layout = Superblock.decode(Tamper.read(s.image(), 0, Superblock.BYTES), 0, "t").layout();
+        // Tear the last transaction: one byte of its first logged block never reached the disk as written.
+        Tamper.flip(s.image(), Journal.layoutBlock(layout, s.log().lastStart() + 1) * 4096 + 100);
+        assertLastDropped(s);
+    }
+
+    @Test
+    void aJournalTruncatedBeforeTheLastCommitBlockDropsThatTransaction() {
+        Setup s = twoAppendsThenCrash();
+        Layout layout = Superblock.decode(Tamper.read(s.image(), 0, Superblock.BYTES), 0, "t").layout();
+        // The commit block of the last transaction was never written.
+        Tamper.write(s.image(), Journal.layoutBlock(layout, s.log().position() - 1) * 4096, new byte[4096]);
+        assertLastDropped(s);
+    }
+
+    private void assertLastDropped(Setup s) {
+        try (Volume v = Volumes.open(s.image())) {
+            assertEquals(s.log().transactions() - 1, v.recovery().transactionsReplayed());
+            assertTrue(v.recovery().logEnd().contains("transaction " + (s.log().nextSeq() - 1)), v.recovery().logEnd());
+            join(v.allocator().open("a"));
+            // The first append's transactions were whole: it is there.
+            BlockRun first = join(v.allocator().getBlocks("a", 0, 10, false));
+            assertEquals(s.first().physicalStart(), first.physicalStart());
+            assertEquals(10, first.blocks());
+        }
+        Fsck.Result r = Fsck.check(s.image(), false);
+        assertTrue(r.clean(), r::report);
+        assertNotNull(Volume.inspect(s.image()).entry("a"));
+        assertNull(Volume.inspect(s.image()).entry("b"));
+    }
+}

@@ -1,0 +1,116 @@
+package org.blockyard.runtime.volume;
+
+import static org.blockyard.runtime.volume.Volumes.join;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.List;
+
+import org.blockyard.api.alloc.AllocationException;
+import org.blockyard.api.alloc.BlockRun;
+import org.blockyard.api.alloc.Extent;
+import org.blockyard.runtime.config.BlockyardConfig;
+import org.blockyard.runtime.store.FileStore;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class VolumeLifecycleTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void aFreshVolumeOpensCleanWithOnlyTheSystemZoneUsed() {
+        Path image = Volumes.make(dir, 4);
+        try (Volume v = Volumes.open(image)) {
+            assertTrue(v.recovery().wasClean());
+            assertEquals(v.geometry().dataBlocks(), join(v.allocator().freeBlocks()));
+        }
+        assertTrue(Fsck.check(image, false).clean());
+    }
+
+    @Test
+    void filesAndExtentsSurviveACleanCloseAndReopen() {
+        Path image = Volumes.make(dir, 4);
+        List<Extent> fileExtents, owned;
+        long free;
+        try (Volume v = Volumes.open(image)) {
+            VolumeAllocator a = v.allocator();
+            join(a.open("a"));
+            BlockRun r = join(a.getBlocks("a", 0, 100, true));
+            join(a.getBlocks("a", r.blocks(), 50, true));
+            join(a.markWritten("a", 0, 20));
+            join(a.close("a"));
+            owned = join(a.allocate(64, 1, 0, -1));
+            fileExtents = join(a.fileExtents("a"));
+            free = join(a.freeBlocks());
+        }
+        assertTrue(Fsck.check(image, false).clean(), () -> Fsck.check(image, false).report());
+        try (Volume v = Volumes.open(image)) {
+            assertTrue(v.recovery().wasClean());
+            VolumeAllocator a = v.allocator();
+            assertEquals(fileExtents, join(a.fileExtents("a")));
+            assertEquals(free, join(a.freeBlocks()));
+            join(a.open("a"));
+            BlockRun first = join(a.getBlocks("a", 0, 200, false));
+            assertFalse(first.unwritten());
+            assertEquals(20, first.blocks());
+            assertTrue(join(a.getBlocks("a", 20, 10, false)).unwritten());
+            // The owner holds its extents across the restart: it may free them, no one else may.
+            AllocationException refused = assertThrows(AllocationException.class,
+                    () -> join(a.release("someone-else", owned)));
+            assertTrue(refused instanceof AllocationException.InvalidRequest);
+            join(a.release(owned));
+            assertEquals(free + 64, join(a.freeBlocks()));
+        }
+    }
+
+    @Test
+    void aFileWrittenBeforeCloseIsReadBackAfterReopenThroughTheFileStore() {
+        Path image = Volumes.make(dir, 4);
+        byte[] data = new byte[4096 * 40];
+        for (int i = 0; i < data.length; i++) data[i] = (byte) (i * 31 + 7);
+        try (Volume v = Volumes.open(image)) {
+            FileStore store = v.fileStore();
+            join(v.allocator().open("log"));
+            join(store.write("log", 0, ByteBuffer.wrap(data)));
+        }
+        try (Volume v = Volumes.open(image)) {
+            assertEquals(List.of("log"), v.allocator().files());
+            FileStore store = v.fileStore();
+            join(v.allocator().open("log"));
+            ByteBuffer back = join(store.read("log", 0, data.length));
+            assertArrayEquals(data, back.array());
+        }
+    }
+
+    @Test
+    void anOpenVolumeCannotBeOpenedOrCheckedTwice() {
+        Path image = Volumes.make(dir, 2);
+        try (Volume v = Volumes.open(image)) {
+            assertThrows(VolumeException.InUse.class, () -> Volumes.open(image));
+            assertThrows(VolumeException.InUse.class, () -> Fsck.check(image, true));
+        }
+        assertTrue(Fsck.check(image, true).clean());
+    }
+
+    @Test
+    void theReadmeExampleRunsAsWritten() throws Exception {
+        Path image = dir.resolve("vol.img");
+        Volume.mkfs(image, Layout.make(4096, 262144, 32768, 1024, 1024, 0, 0));  // block size, blocks, per group, table, journal, stride, stripe
+        byte[] bytes = new byte[16 * 4096];
+        try (Volume v = Volume.open(image, BlockyardConfig.load())) {
+            v.allocator().open("log").toCompletableFuture().join();
+            v.fileStore().write("log", 0, ByteBuffer.wrap(bytes)).toCompletableFuture().join();   // durable once it completes
+        }
+        try (Volume v = Volume.open(image, BlockyardConfig.load())) {              // after a restart, or a crash
+            v.allocator().open("log").toCompletableFuture().join();
+            ByteBuffer back = v.fileStore().read("log", 0, bytes.length).toCompletableFuture().join();
+            assertArrayEquals(bytes, back.array());
+        }
+    }
+}

@@ -1,0 +1,42 @@
+package org.blockyard.runtime.volume;
+
+import java.nio.file.Path;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+
+import com.typesafe.config.Config;
+
+import org.blockyard.runtime.config.BlockyardConfig;
+
+/** Small volumes for tests: 4 KiB blocks, groups of 4096 blocks. */
+final class Volumes {
+    private Volumes() {}
+
+    static final Config CONFIG = BlockyardConfig.load();
+    static final Journal.Settings FAST = new Journal.Settings(0, 256, 0.5);
+
+    static Layout layout(int groups) {
+        return Layout.make(4096, 4096L * groups, 4096, 64, 256, 0, 0);
+    }
+
+    static Path make(Path dir, int groups) {
+        Path image = dir.resolve("vol.img");
+        Volume.mkfs(image, layout(groups));
+        return image;
+    }
+
+    static Volume open(Path image) {
+        return Volume.open(image, CONFIG, FAST);
+    }
+
+    static <T> T join(CompletionStage<T> s) {
+        try {
+            return s.toCompletableFuture().get(30, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) throw r;
+            throw new IllegalStateException(e.getCause());
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
