@@ -11,6 +11,7 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
 
 import org.blockyard.api.alloc.BlockRun;
+import org.blockyard.api.alloc.MapRequest;
 import org.blockyard.runtime.alloc.FileActor;
 import org.blockyard.runtime.alloc.FileHandle;
 import org.blockyard.runtime.alloc.FileShard;
@@ -36,6 +37,7 @@ final class SmallFileClient extends AbstractBehavior<SmallFileClient.Command> {
     record Job(String name, int blocks) {}
 
     private final List<ActorRef<FileShard.Command>> shards;
+    private final boolean batch;
     private final List<Job> jobs;
     private final Latency latency;
     private final CompletableFuture<Long> done;
@@ -47,15 +49,16 @@ final class SmallFileClient extends AbstractBehavior<SmallFileClient.Command> {
     private long sentAt;
     private long calls;
 
-    static Behavior<Command> create(List<ActorRef<FileShard.Command>> shards, List<Job> jobs, Latency latency,
-                                    CompletableFuture<Long> done) {
-        return Behaviors.setup(ctx -> new SmallFileClient(ctx, shards, jobs, latency, done));
+    static Behavior<Command> create(List<ActorRef<FileShard.Command>> shards, List<Job> jobs, boolean batch,
+                                    Latency latency, CompletableFuture<Long> done) {
+        return Behaviors.setup(ctx -> new SmallFileClient(ctx, shards, jobs, batch, latency, done));
     }
 
-    private SmallFileClient(ActorContext<Command> ctx, List<ActorRef<FileShard.Command>> shards, List<Job> jobs,
+    private SmallFileClient(ActorContext<Command> ctx, List<ActorRef<FileShard.Command>> shards, List<Job> jobs, boolean batch,
                             Latency latency, CompletableFuture<Long> done) {
         super(ctx);
         this.shards = shards;
+        this.batch = batch;
         this.jobs = jobs;
         this.latency = latency;
         this.done = done;
@@ -74,7 +77,7 @@ final class SmallFileClient extends AbstractBehavior<SmallFileClient.Command> {
         if (!a.reply().isOk()) return fail(a.reply());
         return switch (phase) {
             case OPENING -> onOpened((FileHandle) a.reply().value());
-            case WRITING -> onGot((BlockRun) a.reply().value());
+            case WRITING -> a.reply().value() instanceof List<?> runs ? onGotAll(runs) : onGot((BlockRun) a.reply().value());
             case CLOSING -> onClosed();
         };
     }
@@ -110,7 +113,27 @@ final class SmallFileClient extends AbstractBehavior<SmallFileClient.Command> {
 
     private void send() {
         sentAt = System.nanoTime();
-        file.tell(new FileActor.GetBlocks(logical, 1, true, replyTo()));
+        if (!batch) {
+            file.tell(new FileActor.GetBlocks(logical, 1, true, replyTo()));
+            return;
+        }
+        List<MapRequest> all = new java.util.ArrayList<>(jobs.get(job).blocks());
+        for (long l = logical; l < jobs.get(job).blocks(); l++) all.add(MapRequest.allocate(l, 1));
+        file.tell(new FileActor.GetBlocksBatch(all, replyTo()));
+    }
+
+    /** The whole file's calls, answered together: one latency sample for the file. */
+    private Behavior<Command> onGotAll(List<?> runs) {
+        latency.record(System.nanoTime() - sentAt);
+        calls += runs.size();
+        for (Object r : runs) logical += ((BlockRun) r).blocks();
+        if (logical < jobs.get(job).blocks()) {
+            send();
+        } else {
+            phase = Phase.CLOSING;
+            file.tell(new FileActor.Close(replyTo()));
+        }
+        return this;
     }
 
     private Behavior<Command> onGot(BlockRun run) {

@@ -29,9 +29,16 @@ public final class SmallFiles {
 
     /**
      * @param maxFileBlocks files are 1 to this many blocks, uniformly, from {@code seed}
+     * @param batch         actor clients hand each file's one-block calls over in one message
+     *                      ({@code GetBlocksBatch}), as a writer that knows the file's size can; latency is then
+     *                      per file
      */
     public record Spec(int files, double fill, int blocksPerGroup, String policy, int clients, int maxFileBlocks,
-                       long seed) {
+                       long seed, boolean batch) {
+        public Spec(int files, double fill, int blocksPerGroup, String policy, int clients, int maxFileBlocks, long seed) {
+            this(files, fill, blocksPerGroup, policy, clients, maxFileBlocks, seed, false);
+        }
+
         public Spec {
             if (files < 1) throw new IllegalArgumentException("--files must be at least 1");
             if (!(fill >= 0 && fill < 1)) throw new IllegalArgumentException("--fill must be in [0, 1)");
@@ -96,7 +103,7 @@ public final class SmallFiles {
                     Latency l = new Latency();
                     done.add(d.thenApply(calls -> System.nanoTime())); // the client's end time
                     lats.add(l);
-                    clients.add(a.spawn(SmallFileClient.create(a.fileShards(), shares.get(c), l, d),
+                    clients.add(a.spawn(SmallFileClient.create(a.fileShards(), shares.get(c), spec.batch(), l, d),
                             "smallfiles-client-" + c));
                 }
                 ThreadClients.quiesce();
@@ -131,6 +138,7 @@ public final class SmallFiles {
         row.put("blocks_per_group", bpg);
         row.put("groups", geometry.groups());
         row.put("clients", spec.clients());
+        row.put("batch", !lock && spec.batch());
         row.put("file_blocks_mean", (double) totalBlocks / spec.files());
         row.put("extents_per_file_mean", (double) ext / spec.files());
         row.put("ideal_extents_per_file", 1);

@@ -37,6 +37,9 @@ public final class SmallFilesCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "1", description = "seed for the file sizes (default ${DEFAULT-VALUE})")
     long seed;
 
+    @Option(names = "--batch", description = "actor clients hand each file's calls over in one message (GetBlocksBatch); latency is then per file")
+    boolean batch;
+
     @Mixin
     RunOptions run;
 
@@ -45,8 +48,8 @@ public final class SmallFilesCommand implements Callable<Integer> {
         Config config = run.config();
         int bpg = blocksPerGroup != null ? blocksPerGroup : config.getInt("blockyard.volume.blocks-per-group");
         List<Map<String, Object>> rows = run.measure(policies, policy ->
-                SmallFiles.run(new SmallFiles.Spec(files, fill, bpg, policy, clients, maxFileBlocks, seed), config));
-        Report.table(System.out, rows, Report.columns("policy", "files", "fill", "blocks_per_group", "clients",
+                SmallFiles.run(new SmallFiles.Spec(files, fill, bpg, policy, clients, maxFileBlocks, seed, batch), config));
+        Report.table(System.out, rows, Report.columns("policy", "files", "fill", "blocks_per_group", "clients", "batch",
                 "extents_per_file_mean", Latency.columns("alloc_latency_us"), "allocs_per_s", "files_per_s",
                 "messages_per_file", "heap_bytes_per_file", "elapsed_s"));
         run.writeJson(rows);

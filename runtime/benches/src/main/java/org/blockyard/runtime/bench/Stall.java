@@ -33,7 +33,7 @@ import org.blockyard.runtime.alloc.ReservationPolicy;
  * past every one of them. Each victim search is one new file: open, one {@code getBlocks} (the search),
  * truncate (its block goes back, so the group never fills), close.
  *
- * <p>Client {@code c} appends to its own file in group {@code c + 1} ({@link StallClient}). A victim
+ * <p>Client {@code c} appends to its own file in group {@code c + 1} (against the lock a thread, {@link StallClient}; against the actors an actor sending its file messages, {@link StallActorClient}). A victim
  * search is due every {@code victimEvery} client calls (all clients together):
  * <ul>
  * <li>against the global lock, in the order a fair lock gives (ext3's spinlock is a FIFO ticket lock): a
@@ -198,12 +198,16 @@ public final class Stall {
         Runnable afterCall = paced ? pacer::tick : perCalls == 0 ? () -> { } : () -> {
             if (clientCalls.incrementAndGet() % perCalls == 0) due.run();
         };
-        List<StallClient> clients = new ArrayList<>();
+        List<StallLoad> clients = new ArrayList<>();
         for (int c = 0; c < spec.clients(); c++) {
             String file = PinnedHomePolicy.fileIn(c + 1, "client-" + c);
             a.open(file).toCompletableFuture().join();
-            clients.add(new StallClient(a, file, spec.callsPerClient(), spec.chunkBlocks(), spec.fileBlocks(), beforeCall,
-                    afterCall));
+            // The lock's clients call on their own threads; the actors' are actors sending the file's messages.
+            clients.add(actors == null
+                    ? new StallClient(a, file, spec.callsPerClient(), spec.chunkBlocks(), spec.fileBlocks(), beforeCall,
+                            afterCall)
+                    : new StallActorClient(actors, actors.fileHandle(file), spec.callsPerClient(), spec.chunkBlocks(),
+                            spec.fileBlocks(), afterCall, "stall-client-" + c));
         }
         ThreadClients.quiesce();
         long slices0 = actors == null ? 0 : actors.volume().searchSlices();
@@ -214,7 +218,7 @@ public final class Stall {
             if (actors == null) {
                 CountDownLatch go = new CountDownLatch(1);
                 for (int c = 0; c < clients.size(); c++) {
-                    StallClient client = clients.get(c);
+                    StallLoad client = clients.get(c);
                     new Thread(() -> {
                         try {
                             go.await();
@@ -229,15 +233,15 @@ public final class Stall {
             } else {
                 Starter.runInside(actors, () -> {
                     victim.start();
-                    clients.forEach(StallClient::start);
+                    clients.forEach(StallLoad::start);
                 }, "stall-start");
             }
-            CompletableFuture.allOf(clients.stream().map(StallClient::done).toArray(CompletableFuture[]::new))
+            CompletableFuture.allOf(clients.stream().map(StallLoad::done).toArray(CompletableFuture[]::new))
                     .get(30, TimeUnit.MINUTES);
             long elapsed = System.nanoTime() - t0;
             Latency searches = victim.stop().get(5, TimeUnit.MINUTES);
             Latency all = new Latency();
-            for (StallClient c : clients) all.merge(c.latency());
+            for (StallLoad c : clients) all.merge(c.latency());
             long slices = actors == null ? 0 : actors.volume().searchSlices() - slices0;
             long stashed = actors == null ? 0 : actors.volume().stashed() - stashed0;
             return new Result(all, searches, elapsed, slices, stashed);

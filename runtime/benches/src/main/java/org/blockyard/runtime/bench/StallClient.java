@@ -19,7 +19,7 @@ import org.blockyard.api.alloc.BlockRun;
  * loop in place. Started on a plain thread, it runs there to its end against the lock; started from inside
  * the actor system, it runs as a chain of asks.
  */
-final class StallClient {
+final class StallClient implements StallLoad {
     private final BlockAllocator allocator;
     private final String file;
     private final long calls;
@@ -52,12 +52,13 @@ final class StallClient {
         this.afterCall = afterCall;
     }
 
-    /** Completes with this client when its calls are done; its latency is then corrected. */
-    CompletableFuture<StallClient> done() {
+    @Override
+    public CompletableFuture<StallClient> done() {
         return done;
     }
 
-    Latency latency() {
+    @Override
+    public Latency latency() {
         return latency;
     }
 
@@ -69,7 +70,8 @@ final class StallClient {
         return elapsedNanos;
     }
 
-    void start() {
+    @Override
+    public void start() {
         startedAt = System.nanoTime();
         next();
     }
