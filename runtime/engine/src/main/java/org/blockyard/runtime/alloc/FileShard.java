@@ -59,6 +59,9 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
     record Passivate(FileServer server, ActorRef<FileActor.Command> actor, List<FileActor.Command> waiting)
             implements Command {}
 
+    /** A file's own actor stopped: passivated (nothing to do), or failed (a bug: the shard takes the file back). */
+    record OwnActorStopped(FileServer server, ActorRef<FileActor.Command> actor) implements Command {}
+
     /** The answer of the "give back" round this shard asked for. */
     private record Dropped(long blocks) implements Command {}
 
@@ -194,6 +197,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         else if (m instanceof DropPrealloc d) onDropPrealloc(d);
         else if (m instanceof UsePolicy u) onUsePolicy(u);
         else if (m instanceof Passivate p) onPassivate(p);
+        else if (m instanceof OwnActorStopped o) onOwnActorStopped(o);
         else if (m instanceof Shutdown s) onShutdown(s);
         else throw new IllegalArgumentException("unknown message " + m);
     }
@@ -232,6 +236,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
             byId.put(s.file.id, s); // the catalog may give its own id (a durable volume's stored one)
         } else if (s.ownActor == null && provenStream(s)) {
             s.ownActor = getContext().spawnAnonymous(FileActor.create(s, getContext().getSelf(), allocator, groups));
+            getContext().watchWith(s.ownActor, new OwnActorStopped(s, s.ownActor));
             ownActors++;
         }
         if (s.ownActor != null) {
@@ -284,6 +289,29 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         FileServer s = t.server();
         if (s.ownActor != null) s.ownActor.tell(t.command()); // a handle from before the file got its actor
         else s.receive(t.command());
+    }
+
+    /**
+     * An actor that stopped without handing its file back failed: its file is closed here, what it held
+     * (window, preallocation) given back, and the next open starts afresh, as after a crash of the file's
+     * process. Requests still on their way to it are lost with it; their callers get {@code Failed} from the
+     * facade's timeout.
+     */
+    private void onOwnActorStopped(OwnActorStopped m) {
+        FileServer s = m.server();
+        if (s.ownActor == null || !s.ownActor.equals(m.actor())) return; // passivated: the shard took it back
+        getContext().getLog().error("the actor of file {} stopped unexpectedly; the file is closed", s.file.name);
+        s.ownActor = null;
+        ownActors--;
+        unlinkOpen(s);
+        s.resume(driver);
+        s.shutdown(new AllocationException.Failed("the actor of file " + s.file.name + " stopped unexpectedly"));
+        if (s.file.writers > 0) volume.fileClosed(s.file.homeGroup);
+        s.file.writers = 0;
+        Extent pre = s.file.dropPrealloc();
+        if (pre != null) groups.get(volume.geometry().groupOf(pre.start())).tell(new GroupActor.Unclaim(pre));
+        if (s.file.windowGroup >= 0) groups.get(s.file.windowGroup).tell(new GroupActor.DiscardWindow(s.file.id));
+        s.file.windowDiscarded();
     }
 
     private void onPassivate(Passivate p) {

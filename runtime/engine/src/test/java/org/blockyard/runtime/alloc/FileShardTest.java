@@ -164,8 +164,38 @@ class FileShardTest {
         assertEquals(FileActor.Stop.INSTANCE, ownInbox.receiveMessage(), "the actor is stopped");
         assertInstanceOf(AllocationException.UnknownFile.class, behind.receiveMessage().error(),
                 "the shard serves the file again: the request after the last close finds it closed");
+        shard.getAllEffects();
         shard.run(new FileShard.Open("/stream", reopened.getRef()));
-        shard.expectEffectClass(Effect.SpawnedAnonymous.class); // and at its next open, a fresh actor again
+        assertTrue(shard.getAllEffects().stream().anyMatch(e -> e instanceof Effect.SpawnedAnonymous),
+                "and at its next open, a fresh actor again");
+    }
+
+    @Test
+    void aFilesOwnActorThatFailsLeavesTheFileClosedAtTheShardAndTheNextOpenWorks() {
+        FileHandle f = open("/stream");
+        TestInbox<Reply<BlockRun>> got = TestInbox.create();
+        shard.run(f.wrap(new FileActor.GetBlocks(0, 64, true, got.getRef())));
+        shard.run(answer(nextAsk(), 1000, 64));
+        assertTrue(got.receiveMessage().isOk());
+        TestInbox<Reply<Boolean>> closed = TestInbox.create();
+        shard.run(f.wrap(new FileActor.Close(closed.getRef())));
+        assertTrue(closed.receiveMessage().get());
+        shard.getAllEffects();
+        TestInbox<Reply<FileHandle>> reopened = TestInbox.create();
+        shard.run(new FileShard.Open("/stream", reopened.getRef()));
+        Effect.SpawnedAnonymous<?> spawned = shard.expectEffectClass(Effect.SpawnedAnonymous.class);
+        @SuppressWarnings("unchecked")
+        ActorRef<FileActor.Command> own = (ActorRef<FileActor.Command>) spawned.ref();
+
+        FileServer server = ((FileShard.ToFile) f.wrap(new FileActor.Extents(null))).server();
+        shard.run(new FileShard.OwnActorStopped(server, own)); // it died without handing the file back
+        TestInbox<Reply<BlockRun>> after = TestInbox.create();
+        shard.run(f.wrap(new FileActor.GetBlocks(64, 1, true, after.getRef())));
+        assertInstanceOf(AllocationException.UnknownFile.class, after.receiveMessage().error(),
+                "the shard serves the file again, closed");
+        TestInbox<Reply<List<Extent>>> extents = TestInbox.create();
+        shard.run(new FileShard.FileExtents("/stream", false, extents.getRef()));
+        assertEquals(List.of(new Extent(1000, 64)), extents.receiveMessage().get(), "its map is kept");
     }
 
     @Test
