@@ -14,6 +14,7 @@ import picocli.CommandLine.Option;
 
 import org.blockyard.api.alloc.BlockAllocator;
 import org.blockyard.api.alloc.BlockRun;
+import org.blockyard.api.alloc.MapRequest;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 import org.blockyard.runtime.alloc.AllocatorSettings;
 import org.blockyard.runtime.volume.Journal;
@@ -45,6 +46,10 @@ public final class VolumeBenchCommand implements Callable<Integer> {
     @Option(names = "--chunk-blocks", defaultValue = "256", description = "blocks asked for per getBlocks call (default ${DEFAULT-VALUE})")
     int chunkBlocks;
 
+    @Option(names = "--batch", defaultValue = "1",
+            description = "getBlocks calls each writer hands over at once (getBlocks(file, List)): one commit serves them all (default ${DEFAULT-VALUE})")
+    int batch;
+
     @Option(names = "--policy", defaultValue = "reservation", description = "reservation | no-reservation | mballoc (default ${DEFAULT-VALUE})")
     String policy;
 
@@ -58,6 +63,8 @@ public final class VolumeBenchCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         if (writers < 1 || chunkBlocks < 1 || fileSize < 1)
             throw new IllegalArgumentException("--writers, --chunk-blocks and --file-size must be at least 1");
+        if (batch < 1 || batch > BlockAllocator.MAX_BATCH)
+            throw new IllegalArgumentException("--batch must be 1 to " + BlockAllocator.MAX_BATCH + ", not " + batch);
         Config config = run.config();
         Path img = image;
         boolean temp = img == null;
@@ -68,7 +75,7 @@ public final class VolumeBenchCommand implements Callable<Integer> {
         try {
             Path volumeImage = img;
             List<Map<String, Object>> rows = run.measure(List.of(policy), p -> once(volumeImage, config));
-            Report.table(System.out, rows, List.of("policy", "writers", "chunk_blocks", "calls", "memory_calls_per_s",
+            Report.table(System.out, rows, List.of("policy", "writers", "chunk_blocks", "batch", "calls", "memory_calls_per_s",
                     "durable_calls_per_s", "durable_vs_memory", "forces_per_call", "records_per_transaction",
                     "durable_latency_us.p50", "durable_latency_us.p99", "recovery_ms", "replayed_transactions"));
             run.writeJson(rows);
@@ -85,6 +92,7 @@ public final class VolumeBenchCommand implements Callable<Integer> {
         row.put("policy", policy);
         row.put("writers", writers);
         row.put("chunk_blocks", chunkBlocks);
+        row.put("batch", batch);
         // In memory first, over the same geometry and policy.
         var geometry = Volume.inspect(img).geometry;
         AllocatorSettings mem = AllocatorSettings.fromConfig(config, geometry.totalBlocks()).withGeometry(geometry)
@@ -142,13 +150,24 @@ public final class VolumeBenchCommand implements Callable<Integer> {
             threads.add(new Thread(() -> {
                 try {
                     long logical = 0;
+                    List<MapRequest> requests = new ArrayList<>(batch);
                     while (logical < fileBlocks) {
                         long t = System.nanoTime();
-                        BlockRun r = a.getBlocks(file, logical, (int) Math.min(chunkBlocks, fileBlocks - logical), true)
-                                .toCompletableFuture().join();
+                        if (batch == 1) {
+                            BlockRun r = a.getBlocks(file, logical, (int) Math.min(chunkBlocks, fileBlocks - logical), true)
+                                    .toCompletableFuture().join();
+                            logical += r.blocks();
+                            calls[w]++;
+                        } else {
+                            requests.clear();
+                            for (long next = logical; requests.size() < batch && next < fileBlocks; next += chunkBlocks)
+                                requests.add(MapRequest.allocate(next, (int) Math.min(chunkBlocks, fileBlocks - next)));
+                            for (BlockRun r : a.getBlocks(file, requests).toCompletableFuture().join()) {
+                                calls[w]++;
+                                if (r.logicalStart() == logical) logical += r.blocks(); // a short run: the next batch fills the gap
+                            }
+                        }
                         l.record(System.nanoTime() - t);
-                        logical += r.blocks();
-                        calls[w]++;
                     }
                 } catch (RuntimeException e) {
                     fault[0] = e;

@@ -15,6 +15,7 @@ import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.FreeExtentPage;
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.api.alloc.MapRequest;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 
 /**
@@ -74,6 +75,12 @@ public final class VolumeAllocator implements BlockAllocator {
     public CompletionStage<BlockRun> getBlocks(String file, long logicalBlock, int maxBlocks, boolean create) {
         CompletionStage<BlockRun> s = actors.getBlocks(file, logicalBlock, maxBlocks, create);
         return create ? durable(s) : s;
+    }
+
+    /** The whole batch in one message to the actors, then one wait for the journal: one commit serves it. */
+    @Override
+    public CompletionStage<List<BlockRun>> getBlocks(String file, List<MapRequest> requests) {
+        return durable(actors.getBlocks(file, requests));
     }
 
     @Override
