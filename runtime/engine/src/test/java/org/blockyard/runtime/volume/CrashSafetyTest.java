@@ -80,6 +80,28 @@ class CrashSafetyTest {
         assertTrue(r.clean(), r::report);
     }
 
+    @Test
+    void aBatchIsAcknowledgedOnlyOnceEveryRunInItIsDurable() {
+        Path image = Volumes.make(dir, 4);
+        Volume v = Volumes.open(image);
+        join(v.allocator().open("b"));
+        List<org.blockyard.api.alloc.MapRequest> requests = new ArrayList<>();
+        for (long l = 0; l < 64; l += 2) requests.add(org.blockyard.api.alloc.MapRequest.allocate(l, 2));
+        List<BlockRun> runs = join(v.allocator().getBlocks("b", requests));
+        assertEquals(32, runs.size());
+        v.abandon(); // right after the acknowledgement: nothing but the journal holds the runs
+
+        try (Volume again = Volumes.open(image)) {
+            join(again.allocator().open("b"));
+            for (BlockRun r : runs) {
+                BlockRun now = join(again.allocator().getBlocks("b", r.logicalStart(), r.blocks(), false));
+                assertEquals(r.physicalStart(), now.physicalStart(), "run " + r);
+            }
+        }
+        Fsck.Result r = Fsck.check(image, false);
+        assertTrue(r.clean(), r::report);
+    }
+
     private record Setup(Path image, BlockRun first, BlockRun second, Journal.Replay log) {}
 
     /** Two acknowledged appends to one file, then a crash: both are in the log, the second last. */
