@@ -12,7 +12,6 @@ import akka.actor.typed.javadsl.AbstractBehavior;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
-import org.slf4j.Logger;
 
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.AllocationPolicy;
@@ -106,22 +105,7 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
         this.shard = shard;
         this.allocator = allocator;
         ActorRef<Command> self = context.getSelf();
-        server.driveBy(new FileServer.Driver() {
-            @Override
-            public void tellGroup(int group, GroupActor.Command message) {
-                groups.get(group).tell(message);
-            }
-
-            @Override
-            public ActorRef<GroupActor.Allocated> allocatedTo() {
-                return self.narrow();
-            }
-
-            @Override
-            public ActorRef<GroupActor.Freed> freedTo() {
-                return self.narrow();
-            }
-
+        server.driveBy(new FileServer.ActorDriver(groups, self.narrow(), self.narrow(), context.getLog()) {
             @Override
             public void dropPreallocations(FileServer file) {
                 if (droppedAdapter == null)
@@ -137,11 +121,6 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
             @Override
             public boolean lastClosed(FileServer file) {
                 return true; // handed back to the shard in serve(), with what waits behind the close
-            }
-
-            @Override
-            public Logger log() {
-                return getContext().getLog();
             }
         });
     }

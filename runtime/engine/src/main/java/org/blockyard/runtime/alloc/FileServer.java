@@ -61,6 +61,42 @@ final class FileServer implements FileAllocation.Groups {
         Logger log();
     }
 
+    /** What every hosting actor's driver shares: groups by number, answers to the actor itself, its log. */
+    abstract static class ActorDriver implements Driver {
+        private final List<ActorRef<GroupActor.Command>> groups;
+        private final ActorRef<GroupActor.Allocated> allocatedTo;
+        private final ActorRef<GroupActor.Freed> freedTo;
+        private final Logger log;
+
+        ActorDriver(List<ActorRef<GroupActor.Command>> groups, ActorRef<GroupActor.Allocated> allocatedTo,
+                    ActorRef<GroupActor.Freed> freedTo, Logger log) {
+            this.groups = groups;
+            this.allocatedTo = allocatedTo;
+            this.freedTo = freedTo;
+            this.log = log;
+        }
+
+        @Override
+        public void tellGroup(int group, GroupActor.Command message) {
+            groups.get(group).tell(message);
+        }
+
+        @Override
+        public ActorRef<GroupActor.Allocated> allocatedTo() {
+            return allocatedTo;
+        }
+
+        @Override
+        public ActorRef<GroupActor.Freed> freedTo() {
+            return freedTo;
+        }
+
+        @Override
+        public Logger log() {
+            return log;
+        }
+    }
+
     /** Requests of one file that may wait while one of its allocations or truncates is in progress. */
     static final int QUEUE_CAPACITY = 10_000;
 

@@ -12,7 +12,6 @@ import akka.actor.typed.javadsl.AbstractBehavior;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
-import org.slf4j.Logger;
 
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.AllocationPolicy;
@@ -120,22 +119,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         this.shards = shards;
         this.droppedAdapter = context.messageAdapter(Long.class, Dropped::new);
         ActorRef<Command> self = context.getSelf();
-        this.driver = new FileServer.Driver() {
-            @Override
-            public void tellGroup(int group, GroupActor.Command message) {
-                groups.get(group).tell(message);
-            }
-
-            @Override
-            public ActorRef<GroupActor.Allocated> allocatedTo() {
-                return self.narrow();
-            }
-
-            @Override
-            public ActorRef<GroupActor.Freed> freedTo() {
-                return self.narrow();
-            }
-
+        this.driver = new FileServer.ActorDriver(groups, self.narrow(), self.narrow(), context.getLog()) {
             @Override
             public void dropPreallocations(FileServer file) {
                 waitingForDrop.add(file);
@@ -155,11 +139,6 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
             public boolean lastClosed(FileServer file) {
                 unlinkOpen(file);
                 return false; // nothing to hand over: the file's state stays here, closed, for the next open
-            }
-
-            @Override
-            public Logger log() {
-                return getContext().getLog();
             }
         };
     }

@@ -60,6 +60,23 @@ class FileShardTest {
                 ask.tag());
     }
 
+    /** Writes 64 blocks to {@code f} (a proven stream), closes it and opens it again: answers its new actor. */
+    private ActorRef<FileActor.Command> reopenedAsAStream(FileHandle f) {
+        TestInbox<Reply<BlockRun>> got = TestInbox.create();
+        shard.run(f.wrap(new FileActor.GetBlocks(0, 64, true, got.getRef())));
+        shard.run(answer(nextAsk(), 1000, 64));
+        assertEquals(64, got.receiveMessage().get().blocks());
+        TestInbox<Reply<Boolean>> closed = TestInbox.create();
+        shard.run(f.wrap(new FileActor.Close(closed.getRef())));
+        assertTrue(closed.receiveMessage().get());
+        shard.getAllEffects();
+        shard.run(new FileShard.Open(f.file(), TestInbox.<Reply<FileHandle>>create().getRef()));
+        Effect.SpawnedAnonymous<?> spawned = shard.expectEffectClass(Effect.SpawnedAnonymous.class);
+        @SuppressWarnings("unchecked")
+        ActorRef<FileActor.Command> own = (ActorRef<FileActor.Command>) spawned.ref();
+        return own;
+    }
+
     @Test
     void aFilesRequestsWaitWhileTheGroupAnswersAndAreServedInOrder() {
         FileHandle f = open("/f");
@@ -135,20 +152,8 @@ class FileShardTest {
     @Test
     void aProvenStreamGetsItsOwnActorAtItsNextOpenAndComesBackAtItsLastClose() {
         FileHandle f = open("/stream");
-        TestInbox<Reply<BlockRun>> got = TestInbox.create();
-        shard.run(f.wrap(new FileActor.GetBlocks(0, 64, true, got.getRef())));
-        shard.run(answer(nextAsk(), 1000, 64));
-        assertEquals(64, got.receiveMessage().get().blocks());
-        TestInbox<Reply<Boolean>> closed = TestInbox.create();
-        shard.run(f.wrap(new FileActor.Close(closed.getRef())));
-        assertTrue(closed.receiveMessage().get());
-        shard.getAllEffects();
-
+        ActorRef<FileActor.Command> own = reopenedAsAStream(f);
         TestInbox<Reply<FileHandle>> reopened = TestInbox.create();
-        shard.run(new FileShard.Open("/stream", reopened.getRef()));
-        Effect.SpawnedAnonymous<?> spawned = shard.expectEffectClass(Effect.SpawnedAnonymous.class);
-        @SuppressWarnings("unchecked")
-        ActorRef<FileActor.Command> own = (ActorRef<FileActor.Command>) spawned.ref();
         TestInbox<FileActor.Command> ownInbox = shard.childInbox(own);
         assertInstanceOf(FileActor.Open.class, ownInbox.receiveMessage(), "the open goes to the file's actor");
 
@@ -173,19 +178,7 @@ class FileShardTest {
     @Test
     void aFilesOwnActorThatFailsLeavesTheFileClosedAtTheShardAndTheNextOpenWorks() {
         FileHandle f = open("/stream");
-        TestInbox<Reply<BlockRun>> got = TestInbox.create();
-        shard.run(f.wrap(new FileActor.GetBlocks(0, 64, true, got.getRef())));
-        shard.run(answer(nextAsk(), 1000, 64));
-        assertTrue(got.receiveMessage().isOk());
-        TestInbox<Reply<Boolean>> closed = TestInbox.create();
-        shard.run(f.wrap(new FileActor.Close(closed.getRef())));
-        assertTrue(closed.receiveMessage().get());
-        shard.getAllEffects();
-        TestInbox<Reply<FileHandle>> reopened = TestInbox.create();
-        shard.run(new FileShard.Open("/stream", reopened.getRef()));
-        Effect.SpawnedAnonymous<?> spawned = shard.expectEffectClass(Effect.SpawnedAnonymous.class);
-        @SuppressWarnings("unchecked")
-        ActorRef<FileActor.Command> own = (ActorRef<FileActor.Command>) spawned.ref();
+        ActorRef<FileActor.Command> own = reopenedAsAStream(f);
 
         FileServer server = ((FileShard.ToFile) f.wrap(new FileActor.Extents(null))).server();
         shard.run(new FileShard.OwnActorStopped(server, own)); // it died without handing the file back

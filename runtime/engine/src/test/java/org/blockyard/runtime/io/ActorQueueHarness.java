@@ -11,6 +11,10 @@ final class ActorQueueHarness {
     private ActorQueueHarness() {}
 
     static void run(QueueSetup setup, BlockDevice device, Consumer<ActorBlockQueue> scenario) {
+        // A test that sets no stall limit of its own is not about stalls: a JVM pause on a busy machine must
+        // not retire its elevator mid-test.
+        if (setup.elevatorStallLimitNanos() == QueueSetup.DEFAULT_STALL_LIMIT_NANOS)
+            setup = setup.withStallLimit(Duration.ofSeconds(30).toNanos());
         ActorTestKit kit = ActorTestKit.create();
         try {
             ActorRef<QueueActor.Command> ref = kit.spawn(QueueActor.create(setup, device));

@@ -3,8 +3,6 @@ package org.blockyard.runtime.volume;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -40,29 +38,27 @@ class ChildJvmCrashTest {
         int acks = 0;
         // A child that stops printing must not hang the build: past the deadline it is killed, which ends the stream.
         CompletableFuture.delayedExecutor(90, TimeUnit.SECONDS).execute(() -> child.destroyForcibly());
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+        try (java.io.InputStream out = child.getInputStream()) {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            String line;
-            while (acks < 300 && System.nanoTime() < deadline && (line = in.readLine()) != null) {
-                String[] f = line.split(" ");
-                if (f[0].equals("GO")) {
-                    inFlight.put(f[2], f);
-                    continue;
+            StringBuilder pending = new StringBuilder();
+            byte[] buf = new byte[8192];
+            boolean killed = false;
+            // Read until 300 acknowledgements, kill the child, then read what it wrote before it died: it
+            // keeps running until the kill, and its last lines count too. Only whole lines: the last one
+            // may be cut by the kill.
+            for (int n; (n = out.read(buf)) > 0; ) {
+                pending.append(new String(buf, 0, n, StandardCharsets.ISO_8859_1));
+                int nl;
+                while ((nl = pending.indexOf("\n")) >= 0) {
+                    String line = pending.substring(0, nl);
+                    pending.delete(0, nl + 1);
+                    if (take(line, files, owners, inFlight)) acks++;
                 }
-                acks++;
-                inFlight.remove(f[2]);
-                switch (f[1]) {
-                    case "MAP" -> {
-                        TreeMap<Long, Long> m = files.computeIfAbsent(f[2], k -> new TreeMap<>());
-                        long l = Long.parseLong(f[3]), p = Long.parseLong(f[4]), n = Long.parseLong(f[5]);
-                        for (long i = 0; i < n; i++) m.put(l + i, p + i);
-                    }
-                    case "TRUNC" -> files.computeIfAbsent(f[2], k -> new TreeMap<>()).tailMap(Long.parseLong(f[3]), true).clear();
-                    case "EXT" -> {
-                        long s = Long.parseLong(f[3]), n = Long.parseLong(f[4]);
-                        for (long i = 0; i < n; i++) owners.computeIfAbsent(f[2], k -> new java.util.ArrayList<>()).add(s + i);
-                    }
-                    default -> throw new AssertionError(line);
+                if (!killed && (acks >= 300 || System.nanoTime() > deadline)) {
+                    // SIGKILL from outside: Process.destroyForcibly would also close the pipe we still read.
+                    int rc = new ProcessBuilder("kill", "-KILL", Long.toString(child.pid())).start().waitFor();
+                    if (rc != 0) child.destroyForcibly(); // no kill command: lose the last lines, not the test
+                    killed = true;
                 }
             }
             child.destroyForcibly();
@@ -104,5 +100,30 @@ class ChildJvmCrashTest {
         for (ExtentMap.Run r : e.map.runs())
             for (long i = 0; i < r.blocks(); i++) out.put(r.logical() + i, r.physical() + i);
         return out;
+    }
+
+    /** One line of the child's: a call sent ({@code GO}) or acknowledged; answers whether it was an acknowledgement. */
+    private static boolean take(String line, Map<String, TreeMap<Long, Long>> files, Map<String, List<Long>> owners,
+                                Map<String, String[]> inFlight) {
+        String[] f = line.split(" ");
+        if (f[0].equals("GO")) {
+            inFlight.put(f[2], f);
+            return false;
+        }
+        inFlight.remove(f[2]);
+        switch (f[1]) {
+            case "MAP" -> {
+                TreeMap<Long, Long> m = files.computeIfAbsent(f[2], k -> new TreeMap<>());
+                long l = Long.parseLong(f[3]), p = Long.parseLong(f[4]), n = Long.parseLong(f[5]);
+                for (long i = 0; i < n; i++) m.put(l + i, p + i);
+            }
+            case "TRUNC" -> files.computeIfAbsent(f[2], k -> new TreeMap<>()).tailMap(Long.parseLong(f[3]), true).clear();
+            case "EXT" -> {
+                long s = Long.parseLong(f[3]), n = Long.parseLong(f[4]);
+                for (long i = 0; i < n; i++) owners.computeIfAbsent(f[2], k -> new java.util.ArrayList<>()).add(s + i);
+            }
+            default -> throw new AssertionError(line);
+        }
+        return true;
     }
 }
