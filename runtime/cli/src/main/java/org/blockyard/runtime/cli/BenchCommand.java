@@ -20,6 +20,7 @@ public final class BenchCommand implements Runnable {
         bench.addSubcommand("tiobench", new org.blockyard.runtime.bench.TiobenchCommand());
         bench.addSubcommand("smallfiles", new org.blockyard.runtime.bench.SmallFilesCommand());
         bench.addSubcommand("extents", new org.blockyard.runtime.bench.ExtentsCommand());
+        bench.addSubcommand("replay", new org.blockyard.runtime.bench.ReplayCommand());
         bench.addSubcommand("introspect", new org.blockyard.runtime.bench.IntrospectCommand());
         bench.addSubcommand("swap", new org.blockyard.runtime.bench.SwapCommand());
         bench.addSubcommand("stall", new org.blockyard.runtime.bench.StallCommand());
