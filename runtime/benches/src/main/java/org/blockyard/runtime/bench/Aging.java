@@ -113,9 +113,11 @@ public final class Aging {
         Map<String, Object> go() {
             long t0 = System.nanoTime();
             double score = 0;
+            List<Double> scores = new java.util.ArrayList<>(); // the score over time: after each round's refill
             for (int round = 0; round <= spec.rounds(); round++) {
                 if (round > 0) freeDownTo((long) (spec.low() * capacity));
                 fillTo((long) (spec.high() * capacity));
+                scores.add(Math.round(a.fragmentationScore() * 10000) / 10000.0);
                 if (round == spec.rounds()) score = a.fragmentationScore();
                 if (progress != null && (round % 5 == 0 || round == spec.rounds()))
                     progress.printf("  %s unit %d blocks: round %d/%d, %d calls, %.2f%% split, score %.4f%n", id, unit,
@@ -136,6 +138,7 @@ public final class Aging {
             row.put("extents_per_allocation", (double) extents / Math.max(1, calls));
             row.put("short_allocations", shortCalls);
             row.put("score_v3", score);
+            row.put("score_v3_by_round", scores);
             row.put("alloc_latency_us", latency.summaryMicros());
             row.put("elapsed_s", elapsed);
             return row;
