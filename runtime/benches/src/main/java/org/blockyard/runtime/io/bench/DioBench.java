@@ -61,7 +61,7 @@ public final class DioBench implements Callable<Integer> {
             m.put("sector_granular_segments", heads);
             m.put("page_granular_segments", segs.size() - heads);
             bench.putTrace(m, o);
-            IoBench.print(IoBench.out(o), m);
+            IoBench.print(IoBench.out(o), java.util.List.of(m));
             IoBench.writeJson(o, List.of(m), null);
         }
         return 0;

@@ -182,10 +182,14 @@ final class IoBench implements AutoCloseable {
         return BenchJson.tables(o.json);
     }
 
-    /** One result as a two-column table of field and value (a single run has too many fields for a row). */
-    static void print(PrintStream out, Map<String, Object> m) {
-        int w = m.keySet().stream().mapToInt(String::length).max().orElse(10);
-        for (var e : m.entrySet()) out.printf("%-" + w + "s  %s%n", e.getKey(), Report.format(e.getValue()));
+    /** Results as one table ({@link Report#table}: transposed when wide); nested figures are left to the JSON. */
+    static void print(PrintStream out, List<Map<String, Object>> results) {
+        List<String> columns = new java.util.ArrayList<>();
+        for (Map<String, Object> r : results)
+            for (var e : r.entrySet())
+                if (!(e.getValue() instanceof Map<?, ?>) && !columns.contains(e.getKey())) columns.add(e.getKey());
+        if (columns.remove("elevator")) columns.add(0, "elevator"); // what tells the rows apart heads them
+        Report.table(out, results, columns);
     }
 
     /** The results as the one JSON document of every benchmark ({@link BenchJson}), when {@code --json} was given. */

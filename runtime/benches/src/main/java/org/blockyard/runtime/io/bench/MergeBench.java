@@ -133,7 +133,7 @@ public final class MergeBench implements Callable<Integer> {
                 }
             }
             bench.putTrace(m, o);
-            IoBench.print(IoBench.out(o), m);
+            IoBench.print(IoBench.out(o), java.util.List.of(m));
             IoBench.writeJson(o, java.util.List.of(m), null);
         }
         return 0;

@@ -57,11 +57,7 @@ public final class StreamingBench implements Callable<Integer> {
                 }
             }
         }
-        java.io.PrintStream out = IoBench.out(o);
-        for (int i = 0; i < runs.size(); i++) {
-            if (i > 0) out.println();
-            IoBench.print(out, runs.get(i));
-        }
+        IoBench.print(IoBench.out(o), runs);
         IoBench.writeJson(o, runs, null);
         return 0;
     }
