@@ -20,7 +20,7 @@ public final class SmallFilesCommand implements Callable<Integer> {
     @Option(names = "--fill", defaultValue = "0.95", description = "fraction of each group used before the run, from its start (default ${DEFAULT-VALUE})")
     double fill;
 
-    @Option(names = "--blocks-per-group", description = "blocks per group (default: blockyard.volume.blocks-per-group)")
+    @Option(names = "--blocks-per-group", paramLabel = "N", description = "blocks per group (default: blockyard.volume.blocks-per-group)")
     Integer blocksPerGroup;
 
     @Option(names = "--policy", defaultValue = "reservation,global-lock", split = ",",

@@ -27,7 +27,7 @@ public class SwapCommand implements Callable<Integer> {
 
     private static final List<String> DEFAULT_ELEVATORS = List.of("noop", "deadline");
 
-    @Option(names = "--elevators", split = ",", description = "elevators to cycle through (default noop,deadline; with plugin bundles, fifo too)")
+    @Option(names = "--elevators", split = ",", paramLabel = "NAMES", description = "elevators to cycle through (default noop,deadline; with plugin bundles, fifo too)")
     List<String> elevators;
 
     @Option(names = "--policies", defaultValue = "no-reservation,reservation", split = ",", description = "policies to cycle through (default ${DEFAULT-VALUE})")
