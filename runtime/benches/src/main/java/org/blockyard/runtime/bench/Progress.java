@@ -11,9 +11,19 @@ import java.util.function.Supplier;
  */
 public final class Progress implements AutoCloseable {
     private final Thread thread;
+    /** What the running measurement says of itself ("1,234 of 20,000 files"); null when it says nothing. */
+    private static volatile Supplier<String> detail;
 
     private Progress(Thread thread) {
         this.thread = thread;
+    }
+
+    /**
+     * Lets the measurement running now add to the line (read from the progress thread, so it must be safe to
+     * call from any thread; a slightly stale count is fine); null to stop.
+     */
+    public static void detail(Supplier<String> what) {
+        detail = what;
     }
 
     /** Starts the line; {@code status} is asked each time; an interval of 0 or less prints nothing. */
@@ -29,7 +39,8 @@ public final class Progress implements AutoCloseable {
                 while (true) {
                     Thread.sleep(intervalMillis);
                     double s = (System.nanoTime() - t0) / 1e9;
-                    err.printf(Locale.ROOT, "%s: %.0f s, %s%n", name, s, status.get());
+                    Supplier<String> d = detail;
+                    err.printf(Locale.ROOT, "%s: %.0f s, %s%s%n", name, s, status.get(), d == null ? "" : ": " + d.get());
                     err.flush();
                 }
             } catch (InterruptedException stopped) {
