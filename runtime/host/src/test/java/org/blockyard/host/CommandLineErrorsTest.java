@@ -101,6 +101,7 @@ class CommandLineErrorsTest {
                 wrong("--size", "1024", "mkfs", dir.resolve("m.img").toString(), "--size", "1KiB"),
                 wrong("--size", "abc", "mkfs", dir.resolve("m.img").toString(), "--size", "abc"),
                 wrong("--block-size", "1000", "mkfs", dir.resolve("m.img").toString(), "--size", "64MiB", "--block-size", "1000"),
+                wrong("--block-size", "4kb", "mkfs", dir.resolve("m.img").toString(), "--size", "64MiB", "--block-size", "4kb!"),
                 wrong("IMAGE", "missing.img", "filefrag", "missing.img", "file"),
                 wrong("IMAGE", "missing.img", "map", "missing.img", "--png", "x.png"),
                 wrong("--width", "0", "map", "x.img", "--png", "x.png", "--width", "0"),
@@ -154,6 +155,14 @@ class CommandLineErrorsTest {
         assertTrue(none.out().contains("none (noop) is available; nothing was changed"), none.out());
         Run mq = run("scheduler", "mq-deadline");
         assertTrue(mq.out().contains("mq-deadline (deadline) is available"), mq.out());
+    }
+
+    @Test
+    void aBlockSizeIsASizeLikeAnyOther() {
+        Run r = run("mkfs", dir.resolve("k.img").toString(), "--size", "64Mi", "--block-size", "4KiB",
+                "--blocks-per-group", "4096", "--journal-blocks", "256", "--file-table-blocks", "64");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("16384 blocks of 4096 bytes"), r.out());
     }
 
     @Test

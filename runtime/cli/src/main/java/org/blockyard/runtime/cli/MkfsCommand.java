@@ -35,8 +35,9 @@ public final class MkfsCommand implements Callable<Integer> {
             description = "Volume size (4096, 64MiB, 1GiB, ...); rounded down to whole blocks and groups.")
     long sizeBytes;
 
-    @Option(names = "--block-size", paramLabel = "BYTES", description = "Bytes per block (default: blockyard.volume.block-size).")
-    Integer blockSize;
+    @Option(names = "--block-size", paramLabel = "SIZE", converter = Sizes.Converter.class,
+            description = "Bytes per block, a power of two: 4096, 4KiB, ... (default: blockyard.volume.block-size).")
+    Long blockSize;
 
     @Option(names = "--blocks-per-group", paramLabel = "N", description = "Blocks per group, a multiple of 64 (default: blockyard.volume.blocks-per-group).")
     Integer blocksPerGroup;
@@ -72,7 +73,9 @@ public final class MkfsCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Config c = BadOption.config(config);
-        int bs = blockSize != null ? blockSize : c.getInt("blockyard.volume.block-size");
+        if (blockSize != null && (blockSize < 1024 || blockSize > (1 << 20) || Long.bitCount(blockSize) != 1))
+            throw new BadOption("--block-size", blockSize, "must be a power of two from 1024 to 1 MiB");
+        int bs = blockSize != null ? blockSize.intValue() : c.getInt("blockyard.volume.block-size");
         int bpg = blocksPerGroup != null ? blocksPerGroup : c.getInt("blockyard.volume.blocks-per-group");
         int journal = journalBlocks != null ? journalBlocks : c.getInt("blockyard.volume.journal-blocks");
         int table = fileTableBlocks != null ? fileTableBlocks : c.getInt("blockyard.volume.file-table-blocks");

@@ -106,6 +106,8 @@ public final class MetadataBench implements Callable<Integer> {
             }
         }
         print(IoBench.out(o), results);
+        if (o.trace != null && results.size() > 1)
+            System.err.println("note: --trace " + o.trace + " holds the first elevator's run only");
         IoBench.writeJson(o, results, out);
         return 0;
     }

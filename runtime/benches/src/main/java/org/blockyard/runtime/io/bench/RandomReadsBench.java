@@ -76,6 +76,8 @@ public final class RandomReadsBench implements Callable<Integer> {
                 "seeks", "device_time_ms"));
         if (out.containsKey("anticipatory_over_deadline"))
             table.println("anticipatory / deadline: " + out.get("anticipatory_over_deadline"));
+        if (o.trace != null && results.size() > 1)
+            System.err.println("note: --trace " + o.trace + " holds the first elevator's run only");
         IoBench.writeJson(o, results, out);
         return 0;
     }

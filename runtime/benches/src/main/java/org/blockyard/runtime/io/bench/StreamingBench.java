@@ -58,6 +58,8 @@ public final class StreamingBench implements Callable<Integer> {
             }
         }
         IoBench.print(IoBench.out(o), runs);
+        if (o.trace != null && runs.size() > 1)
+            System.err.println("note: --trace " + o.trace + " holds the first elevator's run only");
         IoBench.writeJson(o, runs, null);
         return 0;
     }
