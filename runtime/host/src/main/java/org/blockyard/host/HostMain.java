@@ -16,7 +16,7 @@ public final class HostMain {
         // picocli has no replace: drop the engine's swap (no host, no bundle events) for the host's.
         bench.getCommandSpec().removeSubcommand("swap");
         bench.addSubcommand("swap", new SwapCommand());
-        return cli;
+        return Main.configure(cli);
     }
 
     public static void main(String[] args) {

@@ -46,6 +46,9 @@ public final class RunCommand implements Callable<Integer> {
         // Gogo points System.out at the running session's stream once it starts; sessions must write to
         // the real ones, or a command's output would go round in a circle.
         PrintStream out = System.out, err = System.err;
+        if (config != null) org.blockyard.runtime.bench.BadOption.config(config); // a bad --config is one line, exit 2
+        if (deploy != null && java.nio.file.Files.exists(deploy) && !java.nio.file.Files.isDirectory(deploy))
+            throw new org.blockyard.runtime.bench.BadOption("--deploy", deploy, "must be a folder (created when missing)");
         Host host = Host.start(Host.Options.defaults().withConfig(config).withDeploy(deploy));
         Thread hook = new Thread(host::close, "blockyard-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);

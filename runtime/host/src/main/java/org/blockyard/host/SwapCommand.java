@@ -33,7 +33,7 @@ public final class SwapCommand extends org.blockyard.runtime.bench.SwapCommand {
         Path work = Files.createTempDirectory("blockyard-swap");
         try {
             PluginChurn churn = PluginChurn.of(Host.builtPlugins(), work);
-            return Swap.run(spec(churn.elevators(), churn.actions()), config, System.err, churn.engine());
+            return Swap.run(spec(churn.elevators(), churn.actions()), config, progressStream(), churn.engine());
         } finally {
             deleteTree(work);
         }

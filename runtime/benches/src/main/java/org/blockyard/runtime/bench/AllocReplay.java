@@ -51,12 +51,13 @@ public final class AllocReplay {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     static long number(String s) {
-        s = s.trim();
+        s = s == null ? "" : s.trim();
         if (s.startsWith("0x") || s.startsWith("0X")) return Long.parseUnsignedLong(s.substring(2), 16);
         return Long.parseLong(s);
     }
 
     public static Dump readDump(Path file) throws IOException {
+        if (!Files.isRegularFile(file)) throw new BadOption("--dump", file, "no such file");
         JsonNode root;
         try {
             root = JSON.readTree(file.toFile());
@@ -82,6 +83,7 @@ public final class AllocReplay {
     }
 
     public static List<Request> readRequests(Path file) throws IOException {
+        if (!Files.isRegularFile(file)) throw new BadOption("--requests", file, "no such file");
         List<Request> out = new ArrayList<>();
         int n = 0;
         for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {

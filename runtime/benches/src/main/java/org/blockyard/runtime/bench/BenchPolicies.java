@@ -39,6 +39,13 @@ public final class BenchPolicies {
         return r.build(r.lookup(name), geometry);
     }
 
+    /** The policy names a benchmark takes: every registered id, then {@code extra} (such as global-lock). */
+    public static List<String> names(Config config, String... extra) {
+        List<String> out = new java.util.ArrayList<>(registry(config).ids());
+        out.addAll(List.of(extra));
+        return out;
+    }
+
     /** Registers the plugins with a running allocator, so it can switch to them by name. */
     public static void registerWith(ActorBlockAllocator allocator) {
         for (AllocationPolicyFactory f : PLUGINS) allocator.registerPolicy(f);

@@ -53,8 +53,15 @@ public final class CrashBenchCommand implements Callable<Integer> {
     @Option(names = "--volume-size", defaultValue = "1GiB", converter = Sizes.Converter.class, description = "size of the volume (default ${DEFAULT-VALUE})")
     long volumeSize;
 
-    @Option(names = "--json", description = "write the figures to this file")
+    @Option(names = "--json", paramLabel = "FILE",
+            description = "write the figures as JSON to FILE; '-' for standard output, which then carries nothing else (docs/json.md)")
     Path json;
+
+    @Option(names = {"-q", "--quiet"}, description = "no line per kill on standard error")
+    boolean quiet;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
 
     /** What one key (a file or an owner) is known to hold: logical -> physical, or owned physical blocks. */
     private static final class Model {
@@ -64,7 +71,10 @@ public final class CrashBenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (kills < 1 || writers < 1 || maxKillMs < 1) throw new IllegalArgumentException("--kills, --writers and --max-kill-ms must be at least 1");
+        BadOption.atLeast("--kills", kills, 1);
+        BadOption.atLeast("--writers", writers, 1);
+        BadOption.atLeast("--max-kill-ms", maxKillMs, 1);
+        if (volumeSize < 32768L * 4096) throw new BadOption("--volume-size", volumeSize, "must hold at least one group (128 MiB)");
         Config config = BlockyardConfig.load();
         Path image = Files.createTempFile("blockyard-crash-", ".img");
         Volume.mkfs(image, Layout.make(4096, volumeSize / 4096 / 32768 * 32768, 32768, 1024,
@@ -121,7 +131,7 @@ public final class CrashBenchCommand implements Callable<Integer> {
                     e.getValue().inFlight = null; // the process that had it in flight is gone; what recovery kept is the truth
                     resync(e.getKey(), e.getValue(), meta);
                 }
-                System.out.printf("kill %d/%d: %d acknowledged so far, recovery %.1f ms, fsck %s%n", round + 1, kills, acks,
+                if (!quiet) System.err.printf("kill %d/%d: %d acknowledged so far, recovery %.1f ms, fsck %s%n", round + 1, kills, acks,
                         recoveryMs.get(recoveryMs.size() - 1), r.clean() ? "clean" : r.problems().size() + " problems");
             }
         } finally {
@@ -142,10 +152,11 @@ public final class CrashBenchCommand implements Callable<Integer> {
         recovery.put("p50", sorted.get(sorted.size() / 2));
         recovery.put("max", sorted.get(sorted.size() - 1));
         row.put("recovery_ms", recovery);
-        Report.table(System.out, List.of(row), List.of("kills", "acknowledged", "lost_acknowledged_allocations",
+        java.io.PrintStream out = BenchJson.tables(json);
+        Report.table(out, List.of(row), List.of("kills", "acknowledged", "lost_acknowledged_allocations",
                 "undone_acknowledged_frees", "blocks_owned_twice", "fsck_problems", "recovery_ms.p50", "recovery_ms.max"));
-        for (String f : findings) System.out.println(f);
-        if (json != null) Report.writeJson(json, row);
+        for (String f : findings) out.println(f);
+        BenchJson.write(json, BenchJson.document(spec, List.of(row), null));
         return lost + undone + ownedTwice + fsckProblems == 0 ? 0 : 1;
     }
 

@@ -29,9 +29,9 @@ import org.blockyard.runtime.alloc.GlobalLockAllocator;
         description = "Latency of freeBlocks() and fragmentationScore() on aged volumes of the given sizes, actors and global lock.")
 public final class IntrospectCommand implements Callable<Integer> {
 
-    @Option(names = "--volume", defaultValue = "64GiB,238GiB,1TiB", split = ",",
+    @Option(names = "--volume", converter = Sizes.Converter.class, defaultValue = "64GiB,238GiB,1TiB", split = ",",
             description = "volume sizes, comma-separated (default ${DEFAULT-VALUE})")
-    List<String> volumes;
+    List<Long> volumes;
 
     @Option(names = "--calls", defaultValue = "200", description = "timed calls of each kind (default ${DEFAULT-VALUE})")
     int calls;
@@ -48,17 +48,19 @@ public final class IntrospectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (calls < 1) throw new IllegalArgumentException("--calls must be at least 1");
+        BadOption.atLeast("--calls", calls, 1);
         Config config = run.config();
-        List<Map<String, Object>> rows = new ArrayList<>();
-        for (String volume : volumes) {
-            long bytes = Sizes.parse(volume);
-            for (String policy : policies) {
-                System.err.printf("introspect: %s, %s%n", Sizes.format(bytes), policy.trim());
-                rows.addAll(run.measure(List.of(policy), p -> measure(bytes, p, config)));
-            }
+        BadOption.allOf("--policy", policies, BenchPolicies.names(config, Tiobench.GLOBAL_LOCK));
+        List<String> labels = new ArrayList<>();
+        for (long bytes : volumes) {
+            BadOption.atLeast("--volume", bytes, 1);
+            for (String policy : policies) labels.add(Sizes.format(bytes).replace(" ", "") + "@" + policy.trim());
         }
-        Report.table(System.out, rows, List.of("policy", "volume", "groups", "free_blocks_us.raw.p50",
+        List<Map<String, Object>> rows = run.measure(labels, label -> {
+            int at = label.indexOf('@');
+            return measure(Sizes.parse(label.substring(0, at)), label.substring(at + 1), config);
+        });
+        Report.table(run.out(), rows, List.of("policy", "volume", "groups", "free_blocks_us.raw.p50",
                 "free_blocks_us.raw.p99", "free_blocks_us.corrected.p99", "score_us.raw.p50", "score_us.raw.p99",
                 "score_us.corrected.p99", "score"));
         run.writeJson(rows);
@@ -70,10 +72,10 @@ public final class IntrospectCommand implements Callable<Integer> {
         Geometry g0 = base.geometry();
         long blocks = bytes / g0.blockSizeBytes();
         if (blocks < g0.blocksPerGroup())
-            throw new IllegalArgumentException("--volume " + volume(bytes) + " is smaller than one group");
+            throw new BadOption("--volume", volume(bytes), "must hold at least one group of " + g0.blocksPerGroup() + " blocks");
         Geometry g = Geometry.of(g0.blockSizeBytes(), blocks - blocks % g0.blocksPerGroup(), g0.blocksPerGroup());
         if (g.groups() > Tiobench.MAX_BENCH_GROUPS)
-            throw new IllegalArgumentException("--volume " + volume(bytes) + " has " + g.groups()
+            throw new BadOption("--volume", volume(bytes), "has " + g.groups()
                     + " groups; this benchmark holds at most " + Tiobench.MAX_BENCH_GROUPS);
         boolean lock = policy.equals(Tiobench.GLOBAL_LOCK);
         AllocatorSettings settings = base.withGeometry(g)

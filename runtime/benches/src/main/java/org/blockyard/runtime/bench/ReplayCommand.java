@@ -52,17 +52,19 @@ public final class ReplayCommand implements Callable<Integer> {
             Files.createDirectories(makeSample);
             AllocReplay.makeSample(makeSample.resolve("sample-dump.json"), makeSample.resolve("sample-requests.txt"),
                     sampleSize, 0.9, 400, seed);
-            System.err.println("wrote " + makeSample.resolve("sample-dump.json") + " and " + makeSample.resolve("sample-requests.txt"));
+            if (!run.quiet)
+                System.err.println("wrote " + makeSample.resolve("sample-dump.json") + " and " + makeSample.resolve("sample-requests.txt"));
             return 0;
         }
-        if (dump == null || requests == null)
-            throw new IllegalArgumentException("--dump FILE and --requests FILE are needed (or --make-sample DIR)");
+        if (dump == null) throw new BadOption("--dump", "", "an allocator dump is needed (or --make-sample DIR)");
+        if (requests == null) throw new BadOption("--requests", "", "a file of requests is needed (or --make-sample DIR)");
+        BadOption.allOf("--allocator", allocators, List.of("actors", Tiobench.GLOBAL_LOCK));
         AllocReplay.Dump d = AllocReplay.readDump(dump);
         List<AllocReplay.Request> reqs = AllocReplay.readRequests(requests);
         Config config = run.config();
         List<Map<String, Object>> rows = run.measure(allocators, a -> AllocReplay.run(d, reqs, a, config,
                 perRequest ? line -> System.err.println(a + " " + line) : line -> { }));
-        Report.table(System.out, rows, Report.columns("allocator", "requests", "served", "no_space", "split_fraction",
+        Report.table(run.out(), rows, Report.columns("allocator", "requests", "served", "no_space", "split_fraction",
                 "extents_per_split_alloc", "fragments", Latency.columns("alloc_latency_us"), "allocs_per_s",
                 "fragmentation_score_after"));
         run.writeJson(rows);

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -18,7 +19,14 @@ public final class Report {
 
     private Report() {}
 
-    /** Prints {@code rows} with the given columns (keys; a dotted key reads a nested map). */
+    /** Tables are kept to this many columns of text: a terminal's width, and what a review tool shows. */
+    public static final int MAX_WIDTH = 120;
+
+    /**
+     * Prints {@code rows} with the given columns (keys; a dotted key reads a nested map). A table wider than
+     * {@link #MAX_WIDTH} is transposed: one line per column, one column per row, headed by the row's first
+     * cell; when even that is too wide, the rows are split over several such tables.
+     */
     public static void table(PrintStream out, List<Map<String, Object>> rows, List<String> columns) {
         List<String[]> cells = new ArrayList<>();
         cells.add(columns.toArray(String[]::new));
@@ -27,7 +35,47 @@ public final class Report {
             for (int i = 0; i < columns.size(); i++) line[i] = format(get(row, columns.get(i)));
             cells.add(line);
         }
-        int[] width = new int[columns.size()];
+        if (width(cells) <= MAX_WIDTH) {
+            print(out, cells, true);
+            return;
+        }
+        // Transposed: the first column names the fields, each further column is one row of the table.
+        int fields = columns.size();
+        int nameWidth = columns.stream().mapToInt(String::length).max().orElse(0);
+        int from = 1;
+        while (from < cells.size()) {
+            int to = from, used = nameWidth;
+            do {
+                int w = 0;
+                for (String c : cells.get(to)) w = Math.max(w, c.length());
+                if (to > from && used + 2 + w > MAX_WIDTH) break;
+                used += 2 + w;
+                to++;
+            } while (to < cells.size());
+            List<String[]> t = new ArrayList<>();
+            for (int f = 0; f < fields; f++) {
+                String[] line = new String[1 + to - from];
+                line[0] = columns.get(f);
+                for (int r = from; r < to; r++) line[1 + r - from] = cells.get(r)[f];
+                t.add(line);
+            }
+            if (from > 1) out.println();
+            print(out, t, true);
+            from = to;
+        }
+    }
+
+    private static int width(List<String[]> cells) {
+        int[] w = new int[cells.get(0).length];
+        for (String[] line : cells) for (int i = 0; i < line.length; i++) w[i] = Math.max(w[i], line[i].length());
+        int sum = 0;
+        for (int x : w) sum += x;
+        return sum + 2 * (w.length - 1);
+    }
+
+    /** Left-aligned first column, right-aligned others, a rule under the first line. */
+    private static void print(PrintStream out, List<String[]> cells, boolean rule) {
+        int[] width = new int[cells.get(0).length];
         for (String[] line : cells) for (int i = 0; i < line.length; i++) width[i] = Math.max(width[i], line[i].length());
         for (int r = 0; r < cells.size(); r++) {
             StringBuilder sb = new StringBuilder();
@@ -35,8 +83,8 @@ public final class Report {
                 String c = cells.get(r)[i];
                 sb.append(i == 0 ? String.format("%-" + width[i] + "s", c) : String.format("  %" + width[i] + "s", c));
             }
-            out.println(sb);
-            if (r == 0) out.println("-".repeat(sb.length()));
+            out.println(sb.toString().stripTrailing());
+            if (r == 0 && rule) out.println("-".repeat(sb.length()));
         }
     }
 
@@ -49,16 +97,22 @@ public final class Report {
         return v;
     }
 
-    static String format(Object v) {
+    /**
+     * A cell, one way for every number: whole numbers with a comma every three digits ({@code 8,125,802}),
+     * fractions to three significant digits or to the unit from 100 on ({@code 0.41}, {@code 17.3},
+     * {@code 1,318}); "-" for nothing.
+     */
+    public static String format(Object v) {
         if (v == null) return "-";
-        if (v instanceof Double d) {
+        if (v instanceof Double || v instanceof Float) {
+            double d = ((Number) v).doubleValue();
+            if (Double.isNaN(d) || Double.isInfinite(d)) return "-";
             double a = Math.abs(d);
-            if (a >= 1e6) return String.format("%,.0f", d);
-            if (a >= 100) return String.format("%.0f", d);
-            if (a >= 10) return String.format("%.1f", d);
-            return String.format("%.2f", d);
+            if (a >= 100) return String.format(Locale.ROOT, "%,.0f", d);
+            if (a >= 10) return String.format(Locale.ROOT, "%.1f", d);
+            return String.format(Locale.ROOT, "%.2f", d);
         }
-        if (v instanceof Long || v instanceof Integer) return String.format("%,d", ((Number) v).longValue());
+        if (v instanceof Long || v instanceof Integer || v instanceof Short) return String.format(Locale.ROOT, "%,d", ((Number) v).longValue());
         return v.toString();
     }
 

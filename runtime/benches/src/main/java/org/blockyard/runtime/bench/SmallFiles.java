@@ -112,7 +112,19 @@ public final class SmallFiles {
                 long t0 = System.nanoTime();
                 Starter.startAll(a, clients, (SmallFileClient.Command) SmallFileClient.Go.INSTANCE,
                         "smallfiles-start");
-                CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(30, TimeUnit.MINUTES);
+                // The clients' recorders count their calls, one block each; read racily, for the progress line only.
+                long wanted = totalBlocks;
+                Progress.detail(() -> {
+                    long n = 0;
+                    for (Latency l : lats) n += l.count();
+                    return Report.format(n) + " of " + Report.format(wanted) + " blocks allocated ("
+                            + 100 * n / Math.max(1, wanted) + "%)";
+                });
+                try {
+                    CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(30, TimeUnit.MINUTES);
+                } finally {
+                    Progress.detail(null);
+                }
                 elapsed = System.nanoTime() - t0;
                 allocated = meter.bytes();
                 // Each client is a closed loop: one timed getBlocks in flight, from the start message to its end.
@@ -120,7 +132,13 @@ public final class SmallFiles {
                 messages = a.volume().messages() - m0 + all.count();
                 slices = a.volume().searchSlices() - s0;
                 stashed = a.volume().stashed() - st0;
-                for (SmallFileClient.Job j : jobs) extents.add(a.fileExtents(j.name()).toCompletableFuture().join());
+                Progress.detail(() -> "all blocks allocated; reading back the extents of " + Report.format(extents.size())
+                        + " of " + Report.format((long) jobs.size()) + " files");
+                try {
+                    for (SmallFileClient.Job j : jobs) extents.add(a.fileExtents(j.name()).toCompletableFuture().join());
+                } finally {
+                    Progress.detail(null);
+                }
             } catch (Exception e) {
                 throw new IllegalStateException("smallfiles run failed: " + e.getMessage(), e);
             }

@@ -20,7 +20,7 @@ public final class SmallFilesCommand implements Callable<Integer> {
     @Option(names = "--fill", defaultValue = "0.95", description = "fraction of each group used before the run, from its start (default ${DEFAULT-VALUE})")
     double fill;
 
-    @Option(names = "--blocks-per-group", description = "blocks per group (default: blockyard.volume.blocks-per-group)")
+    @Option(names = "--blocks-per-group", paramLabel = "N", description = "blocks per group (default: blockyard.volume.blocks-per-group)")
     Integer blocksPerGroup;
 
     @Option(names = "--policy", defaultValue = "reservation,global-lock", split = ",",
@@ -47,9 +47,15 @@ public final class SmallFilesCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Config config = run.config();
         int bpg = blocksPerGroup != null ? blocksPerGroup : config.getInt("blockyard.volume.blocks-per-group");
+        BadOption.atLeast("--files", files, 1);
+        BadOption.between("--fill", fill, 0, 1, false);
+        if (bpg < 64 || bpg % 64 != 0) throw new BadOption("--blocks-per-group", bpg, "must be a positive multiple of 64");
+        BadOption.atLeast("--clients", clients, 1);
+        BadOption.atLeast("--max-file-blocks", maxFileBlocks, 1);
+        BadOption.allOf("--policy", policies, BenchPolicies.names(config, Tiobench.GLOBAL_LOCK));
         List<Map<String, Object>> rows = run.measure(policies, policy ->
                 SmallFiles.run(new SmallFiles.Spec(files, fill, bpg, policy, clients, maxFileBlocks, seed, batch), config));
-        Report.table(System.out, rows, Report.columns("policy", "files", "fill", "blocks_per_group", "clients", "batch",
+        Report.table(run.out(), rows, Report.columns("policy", "files", "fill", "blocks_per_group", "clients", "batch",
                 "extents_per_file_mean", Latency.columns("alloc_latency_us"), "allocs_per_s", "files_per_s",
                 "messages_per_file", "heap_bytes_per_file", "elapsed_s"));
         run.writeJson(rows);

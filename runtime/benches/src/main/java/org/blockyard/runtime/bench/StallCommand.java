@@ -63,10 +63,18 @@ public final class StallCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Config config = run.config();
+        BadOption.allOf("--allocators", allocators, List.of(Stall.ACTORS, Stall.GLOBAL_LOCK));
+        BadOption.atLeast("--clients", clients, 1);
+        BadOption.atLeast("--calls", calls, 1);
+        BadOption.atLeast("--victim-every", victimEvery, 0);
+        if (!(victimPerSecond >= 0)) throw new BadOption("--victim-per-second", victimPerSecond, "must be 0 (unused) or more");
+        BadOption.atLeast("--search-slides", searchSlides, 1);
+        BadOption.atLeast("--chunk-blocks", chunkBlocks, 1);
+        BadOption.atLeast("--file-blocks", fileBlocks, chunkBlocks);
         Stall.Spec spec = new Stall.Spec(clients, calls, victimEvery, victimPerSecond, searchSlides, blocksPerGroup, chunkBlocks,
                 fileBlocks, seed);
         List<Map<String, Object>> rows = run.measure(allocators, a -> Stall.run(spec, a, config));
-        Report.table(System.out, rows, Report.columns("allocator", "clients", "victim_every", "victim_per_s",
+        Report.table(run.out(), rows, Report.columns("allocator", "clients", "victim_every", "victim_per_s",
                 "victim_searches", "victim_searches_per_s", "client_calls_per_search", "client_calls_per_s", "client_latency_us.raw.p50",
                 "client_latency_us.raw.p90", "client_latency_us.raw.p99", "client_latency_us.raw.p999",
                 "client_latency_us.corrected.p50", "client_latency_us.corrected.p90", "client_latency_us.corrected.p99",
@@ -74,15 +82,10 @@ public final class StallCommand implements Callable<Integer> {
                 "elapsed_s"));
         Map<String, Object> ratios = ratios(rows);
         if (!ratios.isEmpty()) {
-            System.out.println();
-            ratios.forEach((k, v) -> System.out.println(k + ": " + Report.format(v)));
+            run.out().println();
+            ratios.forEach((k, v) -> run.out().println(k + ": " + Report.format(v)));
         }
-        if (run.json != null) {
-            Map<String, Object> out = new LinkedHashMap<>();
-            out.put("rows", rows);
-            out.put("ratios", ratios);
-            Report.writeJson(run.json, out);
-        }
+        run.writeJson(rows, ratios);
         return 0;
     }
 

@@ -27,7 +27,7 @@ public class SwapCommand implements Callable<Integer> {
 
     private static final List<String> DEFAULT_ELEVATORS = List.of("noop", "deadline");
 
-    @Option(names = "--elevators", split = ",", description = "elevators to cycle through (default noop,deadline; with plugin bundles, fifo too)")
+    @Option(names = "--elevators", split = ",", paramLabel = "NAMES", description = "elevators to cycle through (default noop,deadline; with plugin bundles, fifo too)")
     List<String> elevators;
 
     @Option(names = "--policies", defaultValue = "no-reservation,reservation", split = ",", description = "policies to cycle through (default ${DEFAULT-VALUE})")
@@ -36,8 +36,8 @@ public class SwapCommand implements Callable<Integer> {
     @Option(names = "--writers", defaultValue = "2", description = "files written concurrently (default ${DEFAULT-VALUE})")
     int writers;
 
-    @Option(names = "--file-size", defaultValue = "16MiB", description = "bytes per file, a multiple of 64 KiB (default ${DEFAULT-VALUE})")
-    String fileSize;
+    @Option(names = "--file-size", defaultValue = "16MiB", converter = Sizes.Converter.class, description = "bytes per file, a multiple of 64 KiB (default ${DEFAULT-VALUE})")
+    long fileSize;
 
     @Mixin
     RunOptions run;
@@ -45,6 +45,11 @@ public class SwapCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Config config = run.config();
+        if (!(seconds > 0)) throw new BadOption("--seconds", seconds, "must be above 0");
+        BadOption.atLeast("--swaps", swaps, 1);
+        BadOption.atLeast("--writers", writers, 1);
+        if (fileSize < 1 || fileSize % (64 << 10) != 0) throw new BadOption("--file-size", fileSize, "must be a positive multiple of 64 KiB");
+        BadOption.allOf("--policies", policies, BenchPolicies.names(config));
         List<Map<String, Object>> rows = run.measure(List.of("swap"), x -> {
             try {
                 return measureOnce(config);
@@ -54,7 +59,7 @@ public class SwapCommand implements Callable<Integer> {
                 throw new IllegalStateException(e);
             }
         });
-        Report.table(System.out, rows, List.of("swaps", "bundle_events", "requests_submitted", "requests_completed",
+        Report.table(run.out(), rows, List.of("swaps", "bundle_events", "requests_submitted", "requests_completed",
                 "requests_lost", "requests_issued_twice", "bytes_verified", "verify_errors", "switch_pause_us.raw.p50",
                 "switch_pause_us.raw.p99", "switch_pause_us.raw.max", "elevator_pause_us.raw.p99",
                 "policy_pause_us.raw.p99", "switch_call_us.raw.p50", "switch_call_us.raw.p99",
@@ -68,7 +73,12 @@ public class SwapCommand implements Callable<Integer> {
 
     /** One run (the warm-up or a measured one). */
     protected Map<String, Object> measureOnce(Config config) throws Exception {
-        return Swap.run(spec(List.of(), List.of()), config, System.err);
+        return Swap.run(spec(List.of(), List.of()), config, progressStream());
+    }
+
+    /** Where the switch counts go while it runs: standard error, or nowhere with {@code --quiet}. */
+    protected final java.io.PrintStream progressStream() {
+        return run.quiet ? null : System.err;
     }
 
     /**
@@ -76,11 +86,22 @@ public class SwapCommand implements Callable<Integer> {
      * elevators, not a list given with {@code --elevators}.
      */
     protected final Swap.Spec spec(List<String> pluginElevators, List<Runnable> churn) {
+        if (elevators != null) {
+            // Names the built-in elevators, the plugins on the class path or the bundles' elevators resolve.
+            org.blockyard.runtime.io.ElevatorRegistry known = org.blockyard.runtime.io.bench.BenchElevators.registerWith(
+                    org.blockyard.runtime.io.ElevatorRegistry.builtIn("deadline"));
+            List<String> allowed = new ArrayList<>(known.ids());
+            for (String e : pluginElevators) if (!allowed.contains(e)) allowed.add(e);
+            if (elevators.isEmpty()) throw new BadOption("--elevators", "", "allowed are " + String.join(", ", allowed));
+            for (String e : elevators)
+                if (known.resolve(e).isEmpty() && !pluginElevators.contains(e.trim()))
+                    throw new BadOption("--elevators", e, "allowed are " + String.join(", ", allowed));
+        }
         List<String> cycle = elevators;
         if (cycle == null) {
             cycle = new ArrayList<>(DEFAULT_ELEVATORS);
             for (String e : pluginElevators) if (!cycle.contains(e)) cycle.add(e);
         }
-        return new Swap.Spec(seconds, swaps, cycle, policies, writers, Sizes.parse(fileSize), churn);
+        return new Swap.Spec(seconds, swaps, cycle, policies, writers, fileSize, churn);
     }
 }

@@ -17,8 +17,9 @@ public final class TiobenchCommand implements Callable<Integer> {
     @Option(names = "--writers", defaultValue = "16", description = "concurrent writers, one file each (default ${DEFAULT-VALUE})")
     int writers;
 
-    @Option(names = "--file-size", defaultValue = "256MiB", description = "bytes per file, e.g. 256MiB, 1GiB (default ${DEFAULT-VALUE})")
-    String fileSize;
+    @Option(names = "--file-size", defaultValue = "256MiB", converter = Sizes.Converter.class,
+            description = "bytes per file, e.g. 256MiB, 1GiB (default ${DEFAULT-VALUE})")
+    long fileSize;
 
     @Option(names = "--policy", defaultValue = "reservation", split = ",",
             description = "reservation | mballoc | no-reservation | global-lock; several, comma-separated, run one after another in this process")
@@ -45,19 +46,24 @@ public final class TiobenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Config config = run.config();
-        long size = Sizes.parse(fileSize);
-        if (!callers.equals("actors") && !callers.equals("threads"))
-            throw new IllegalArgumentException("--callers must be actors or threads, not " + callers);
+        BadOption.atLeast("--writers", writers, 1);
+        long size = BadOption.atLeast("--file-size", fileSize, 1);
+        BadOption.atLeast("--chunk-blocks", chunkBlocks, 1);
+        BadOption.atLeast("--depth", depth, 1);
+        if (batch < 1 || batch > org.blockyard.api.alloc.BlockAllocator.MAX_BATCH)
+            throw new BadOption("--batch", batch, "must be from 1 to " + org.blockyard.api.alloc.BlockAllocator.MAX_BATCH);
+        BadOption.oneOf("--callers", callers, List.of("actors", "threads"));
+        BadOption.allOf("--policy", policies, BenchPolicies.names(config, Tiobench.GLOBAL_LOCK));
         List<Map<String, Object>> rows = run.measure(policies,
                 policy -> Tiobench.run(new Tiobench.Spec(writers, size, policy, chunkBlocks, depth,
                         callers.equals("threads"), batch), config));
-        print(rows);
+        print(run.out(), rows);
         run.writeJson(rows);
         return 0;
     }
 
-    static void print(List<Map<String, Object>> rows) {
-        Report.table(System.out, rows, Report.columns("policy", "writers", "file_size_bytes", "chunk_blocks",
+    static void print(java.io.PrintStream out, List<Map<String, Object>> rows) {
+        Report.table(out, rows, Report.columns("policy", "writers", "file_size_bytes", "chunk_blocks",
                 "callers", "depth", "batch", "extents_per_file_mean", "ideal_extents_per_file", "mean_extent_blocks",
                 Latency.columns("alloc_latency_us"), "allocs_per_s", "blocks_per_s", "messages", "heap_bytes_per_alloc",
                 "elapsed_s"));

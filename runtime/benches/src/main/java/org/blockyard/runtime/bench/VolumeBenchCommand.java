@@ -61,11 +61,15 @@ public final class VolumeBenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (writers < 1 || chunkBlocks < 1 || fileSize < 1)
-            throw new IllegalArgumentException("--writers, --chunk-blocks and --file-size must be at least 1");
+        BadOption.atLeast("--writers", writers, 1);
+        BadOption.atLeast("--chunk-blocks", chunkBlocks, 1);
+        BadOption.atLeast("--file-size", fileSize, 1);
         if (batch < 1 || batch > BlockAllocator.MAX_BATCH)
-            throw new IllegalArgumentException("--batch must be 1 to " + BlockAllocator.MAX_BATCH + ", not " + batch);
+            throw new BadOption("--batch", batch, "must be from 1 to " + BlockAllocator.MAX_BATCH);
         Config config = run.config();
+        BadOption.oneOf("--policy", policy, BenchPolicies.names(config));
+        if (image != null && !Files.isRegularFile(image) && !image.toString().startsWith("/dev/"))
+            throw new BadOption("--volume", image, "must be a volume made by mkfs");
         Path img = image;
         boolean temp = img == null;
         if (temp) {
@@ -75,7 +79,7 @@ public final class VolumeBenchCommand implements Callable<Integer> {
         try {
             Path volumeImage = img;
             List<Map<String, Object>> rows = run.measure(List.of(policy), p -> once(volumeImage, config));
-            Report.table(System.out, rows, List.of("policy", "writers", "chunk_blocks", "batch", "calls", "memory_calls_per_s",
+            Report.table(run.out(), rows, List.of("policy", "writers", "chunk_blocks", "batch", "calls", "memory_calls_per_s",
                     "durable_calls_per_s", "durable_vs_memory", "forces_per_call", "records_per_transaction",
                     "durable_latency_us.p50", "durable_latency_us.p99", "recovery_ms", "replayed_transactions"));
             run.writeJson(rows);

@@ -14,6 +14,8 @@ import picocli.CommandLine.Option;
 import org.blockyard.api.alloc.Geometry;
 import org.blockyard.api.io.QueueStats;
 import org.blockyard.runtime.alloc.AllocatorSettings;
+import org.blockyard.runtime.bench.BadOption;
+import org.blockyard.runtime.bench.Progress;
 import org.blockyard.runtime.bench.Report;
 import org.blockyard.runtime.bench.Sizes;
 import org.blockyard.runtime.bench.Swap;
@@ -34,34 +36,60 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--writers", defaultValue = "16", description = "concurrent writers (default ${DEFAULT-VALUE})")
     int writers;
 
-    @Option(names = "--file-size", defaultValue = "256MiB", description = "bytes per file (default ${DEFAULT-VALUE})")
-    String fileSize;
+    @Option(names = "--file-size", defaultValue = "256MiB", converter = Sizes.Converter.class,
+            description = "bytes per file (default ${DEFAULT-VALUE})")
+    long fileSize;
+
+    @Option(names = {"-q", "--quiet"}, description = "no progress line on standard error")
+    boolean quiet;
+
+    private volatile String status = "starting";
+
+    private void step(int done, int of, String now) {
+        status = (100 * done / of) + "%, " + now;
+    }
 
     @Override
     public Integer call() {
+        BadOption.atLeast("--writers", writers, 1);
+        long size = BadOption.atLeast("--file-size", fileSize, 1);
         Config config = BlockyardConfig.load();
-        long size = Sizes.parse(fileSize);
         System.out.printf("Blockyard demo: %d writers append %s each, one block per getBlocks call, concurrently,%n"
                 + "on an in-memory volume twice their size (4 KiB blocks, 32768 per group).%n%n", writers, Sizes.format(size));
         List<Map<String, Object>> rows = new ArrayList<>();
-        for (String policy : List.of("reservation", "no-reservation", Tiobench.GLOBAL_LOCK)) {
-            Tiobench.Spec spec = new Tiobench.Spec(writers, size, policy, 1, 1);
-            Tiobench.run(spec, config); // warm-up, unmeasured
-            rows.add(Tiobench.run(spec, config));
+        List<String> policies = List.of("reservation", "no-reservation", Tiobench.GLOBAL_LOCK);
+        int steps = 2 * policies.size() + 2;
+        try (Progress p = Progress.start("demo", quiet ? 0 : 2, () -> status)) {
+            for (int i = 0; i < policies.size(); i++) {
+                String policy = policies.get(i);
+                Tiobench.Spec spec = new Tiobench.Spec(writers, size, policy, 1, 1);
+                step(2 * i, steps, policy + " (warm-up)");
+                Tiobench.run(spec, config); // warm-up, unmeasured
+                step(2 * i + 1, steps, policy);
+                rows.add(Tiobench.run(spec, config));
+            }
+            Report.table(System.out, rows, List.of("policy", "extents_per_file_mean", "ideal_extents_per_file",
+                    "mean_extent_blocks", "alloc_latency_us.raw.p50", "alloc_latency_us.raw.p99", "alloc_latency_us.raw.p999",
+                    "alloc_latency_us.corrected.p99",
+                    "allocs_per_s", "messages", "elapsed_s"));
+            Map<String, Object> r = rows.get(0), n = rows.get(1), g = rows.get(2);
+            System.out.printf("%nreservation: %s extents per file against an ideal of %s (one per group the file spans).%n",
+                    Report.format(r.get("extents_per_file_mean")), Report.format(r.get("ideal_extents_per_file")));
+            System.out.printf("no-reservation: the writers interleave, %s blocks per extent on average (seed 002: ~1).%n",
+                    Report.format(n.get("mean_extent_blocks")));
+            System.out.printf("global-lock: the same algorithm behind one lock, called on the writers' threads: %s allocations/s.%n",
+                    Report.format(g.get("allocs_per_s")));
+            boolean lockWins = ((Number) g.get("allocs_per_s")).doubleValue() > ((Number) r.get("allocs_per_s")).doubleValue();
+            System.out.println((lockWins ? "Why the lock wins on " : "The lock did not win this time on ")
+                    + Runtime.getRuntime().availableProcessors() + " cores: a call under it is a few hundred nanoseconds"
+                    + " on the writer's own thread,\nwhile through the actors it is a message round trip and a thread hand-off."
+                    + " The actors are meant to win\nwhere one group's work is long and the others' short (they keep serving"
+                    + " the others meanwhile):\nsee ./blockyard bench stall and the cost model in the README.");
+            step(steps - 2, steps, "the whole stack");
+            wholeStack(config);
+            step(steps - 1, steps, "swapping under load");
+            swapUnderLoad(config);
         }
-        Report.table(System.out, rows, List.of("policy", "extents_per_file_mean", "ideal_extents_per_file",
-                "mean_extent_blocks", "alloc_latency_us.raw.p50", "alloc_latency_us.raw.p99", "alloc_latency_us.raw.p999",
-                "alloc_latency_us.corrected.p99",
-                "allocs_per_s", "messages", "elapsed_s"));
-        Map<String, Object> r = rows.get(0), n = rows.get(1), g = rows.get(2);
-        System.out.printf("%nreservation: %.2f extents per file against an ideal of %s (one per group the file spans).%n",
-                r.get("extents_per_file_mean"), r.get("ideal_extents_per_file"));
-        System.out.printf("no-reservation: the writers interleave, %.2f blocks per extent on average (seed 002: ~1).%n",
-                n.get("mean_extent_blocks"));
-        System.out.printf("global-lock: the same algorithm behind one lock, called on the writers' threads: %,.0f allocations/s.%n",
-                g.get("allocs_per_s"));
-        wholeStack(config);
-        swapUnderLoad(config);
         System.out.printf("%nMore: ./blockyard bench tiobench --help, ./blockyard bench smallfiles --help,%n"
                 + "      ./blockyard bench swap --help, ./blockyard bench merge --help, ./blockyard scheduler -v%n");
         return 0;
@@ -77,12 +105,14 @@ public final class DemoCommand implements Callable<Integer> {
                     List.of("no-reservation", "reservation"), 2, 16L << 20, List.of()), config, null);
             @SuppressWarnings("unchecked") Map<String, Object> pause =
                     (Map<String, Object>) ((Map<String, Object>) r.get("switch_pause_us")).get("raw");
-            System.out.printf("%,d switches; %,d requests submitted, %,d completed, %d lost, %d issued twice;%n"
-                            + "%,d bytes read back and compared, %d wrong;%n"
+            System.out.printf("%s switches; %s requests submitted, %s completed, %s lost, %s issued twice;%n"
+                            + "%s bytes read back and compared, %s wrong;%n"
                             + "each switch stopped the switching actor for %s us (p50), %s us (p99), %s us (max).%n",
-                    r.get("swaps"), r.get("requests_submitted"), r.get("requests_completed"), r.get("requests_lost"),
-                    r.get("requests_issued_twice"), r.get("bytes_verified"), r.get("verify_errors"),
-                    pause.get("p50"), pause.get("p99"), pause.get("max"));
+                    Report.format(r.get("swaps")), Report.format(r.get("requests_submitted")),
+                    Report.format(r.get("requests_completed")), Report.format(r.get("requests_lost")),
+                    Report.format(r.get("requests_issued_twice")), Report.format(r.get("bytes_verified")),
+                    Report.format(r.get("verify_errors")),
+                    Report.format(pause.get("p50")), Report.format(pause.get("p99")), Report.format(pause.get("max")));
         } catch (Exception e) {
             throw new IllegalStateException("the swap demo failed: " + e, e);
         }
@@ -124,8 +154,9 @@ public final class DemoCommand implements Callable<Integer> {
             System.out.printf("scheduler: %s%n", listing);
             System.out.printf("written at %.0f MiB/s; %.2f extents per file; read back %s%n",
                     files * (fileBytes / 1048576.0) / seconds, (double) extents / files, same ? "identical" : "DIFFERENT");
-            System.out.printf("queue: %,d submissions, %,d requests dispatched, %,d merges, largest request %d sectors%n",
-                    q.submissions(), q.requestsDispatched(), q.merges(), q.maxRequestSectors());
+            System.out.printf("queue: %s submissions, %s requests dispatched, %s merges, largest request %s sectors%n",
+                    Report.format(q.submissions()), Report.format(q.requestsDispatched()), Report.format(q.merges()),
+                    Report.format(q.maxRequestSectors()));
         }
     }
 }

@@ -9,8 +9,8 @@ import java.util.concurrent.Callable;
 import com.typesafe.config.Config;
 
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.runtime.bench.BadOption;
 import org.blockyard.runtime.bench.Sizes;
-import org.blockyard.runtime.config.BlockyardConfig;
 import org.blockyard.runtime.volume.Layout;
 import org.blockyard.runtime.volume.Superblock;
 import org.blockyard.runtime.volume.Volume;
@@ -35,8 +35,9 @@ public final class MkfsCommand implements Callable<Integer> {
             description = "Volume size (4096, 64MiB, 1GiB, ...); rounded down to whole blocks and groups.")
     long sizeBytes;
 
-    @Option(names = "--block-size", paramLabel = "BYTES", description = "Bytes per block (default: blockyard.volume.block-size).")
-    Integer blockSize;
+    @Option(names = "--block-size", paramLabel = "SIZE", converter = Sizes.Converter.class,
+            description = "Bytes per block, a power of two: 4096, 4KiB, ... (default: blockyard.volume.block-size).")
+    Long blockSize;
 
     @Option(names = "--blocks-per-group", paramLabel = "N", description = "Blocks per group, a multiple of 64 (default: blockyard.volume.blocks-per-group).")
     Integer blocksPerGroup;
@@ -71,19 +72,23 @@ public final class MkfsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Config c = BlockyardConfig.load(config);
-        int bs = blockSize != null ? blockSize : c.getInt("blockyard.volume.block-size");
+        Config c = BadOption.config(config);
+        if (blockSize != null && (blockSize < 1024 || blockSize > (1 << 20) || Long.bitCount(blockSize) != 1))
+            throw new BadOption("--block-size", blockSize, "must be a power of two from 1024 to 1 MiB");
+        int bs = blockSize != null ? blockSize.intValue() : c.getInt("blockyard.volume.block-size");
         int bpg = blocksPerGroup != null ? blocksPerGroup : c.getInt("blockyard.volume.blocks-per-group");
         int journal = journalBlocks != null ? journalBlocks : c.getInt("blockyard.volume.journal-blocks");
         int table = fileTableBlocks != null ? fileTableBlocks : c.getInt("blockyard.volume.file-table-blocks");
-        if (bs < 1024 || Integer.bitCount(bs) != 1) throw new IllegalArgumentException("block size must be a power of two of at least 1024: " + bs);
+        if (bs < 1024 || Integer.bitCount(bs) != 1) throw new BadOption("--block-size", bs, "must be a power of two of at least 1024");
         long total = sizeBytes / bs;
-        if (bpg < 64 || bpg % 64 != 0) throw new IllegalArgumentException("blocks per group must be a positive multiple of 64: " + bpg);
+        if (bpg < 64 || bpg % 64 != 0) throw new BadOption("--blocks-per-group", bpg, "must be a positive multiple of 64");
+        BadOption.atLeast("--journal-blocks", journal, 1);
+        BadOption.atLeast("--file-table-blocks", table, 1);
         long rest = total % bpg;
         int sysPerGroup = Geometry.of(bs, Math.max(total, bpg), bpg).systemBlocksPerGroup();
         if (total > bpg && rest != 0 && rest <= sysPerGroup + 64) total -= rest; // a last group of nothing but its system zone
-        if (total < bpg) throw new IllegalArgumentException("a volume of " + Sizes.format(sizeBytes) + " is smaller than one group of "
-                + bpg + " blocks of " + bs + " bytes; use a bigger size or --blocks-per-group");
+        if (total < bpg) throw new BadOption("--size", sizeBytes, "is smaller than one group of "
+                + bpg + " blocks of " + bs + " bytes; use a bigger size or a smaller --blocks-per-group");
         int stride = 0, stripe = 0;
         String hintNote = null;
         if (stripes != null && stripes.explicit != null) {

@@ -5,8 +5,7 @@ import java.util.concurrent.Callable;
 
 import org.blockyard.api.io.ElevatorDescriptor;
 import org.blockyard.api.plugin.Tunable;
-import org.blockyard.api.io.IoException;
-import org.blockyard.runtime.config.BlockyardConfig;
+import org.blockyard.runtime.bench.BadOption;
 import org.blockyard.runtime.io.IoSettings;
 import org.blockyard.runtime.io.MemoryDevice;
 import org.blockyard.runtime.io.Simulation;
@@ -19,14 +18,18 @@ import picocli.CommandLine.Parameters;
  * {@code blockyard scheduler [NAME]}: like {@code cat} and {@code echo NAME >} on
  * {@code /sys/block/DEV/queue/scheduler}. Without NAME it lists the registered elevators (the built-in ones
  * and the plugins the CLI is built with, unless {@code --builtin-only}) with the configured one in brackets
- * (after fallback). With NAME it switches a queue built from the configuration to it, as a
- * running queue would, and lists again; an unknown name is an error and changes nothing.
+ * (after fallback). With NAME it only checks the name: it says which elevator the name stands for and how to
+ * make it last (the configuration, or {@code blockyard:scheduler NAME} in a running host), and changes
+ * nothing; an unknown name is an error (exit code 2).
  */
 @Command(name = "scheduler", mixinStandardHelpOptions = true,
-        description = "List the I/O schedulers (the active one in brackets) or switch to NAME.")
+        description = {"List the I/O schedulers (the configured one in brackets), or check NAME.",
+                "This command changes nothing: a scheduler is chosen with blockyard.io.scheduler in the configuration,"
+                        + " or switched in a running host with blockyard:scheduler NAME (./blockyard run)."})
 public final class SchedulerCommand implements Callable<Integer> {
 
-    @Parameters(index = "0", arity = "0..1", paramLabel = "NAME", description = "Elevator id or alias to switch to.")
+    @Parameters(index = "0", arity = "0..1", paramLabel = "NAME",
+            description = "Elevator id or alias to check (none is noop, mq-deadline is deadline, as is anticipatory).")
     String name;
 
     @Option(names = "--config", paramLabel = "FILE", description = "Configuration layered over the defaults.")
@@ -40,19 +43,21 @@ public final class SchedulerCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        IoSettings s = IoSettings.fromConfig(BlockyardConfig.load(config));
+        IoSettings s = IoSettings.fromConfig(BadOption.config(config));
         if (!builtinOnly) BenchElevators.registerWith(s.setup().registry());
-        Simulation queue = new Simulation(s.setup(), new MemoryDevice(1 << 20));
+        var registry = s.setup().registry();
+        String checked = null;
         if (name != null) {
-            try {
-                queue.setElevator(name);
-            } catch (IoException.UnknownElevator | IoException.SwitchFailed e) {
-                System.err.println(e.getMessage());
-                System.err.println(queue.listing());
-                return 2;
-            }
+            checked = registry.resolve(name).orElseThrow(() -> new BadOption("NAME", name, "registered are "
+                    + String.join(", ", registry.ids()) + (builtinOnly ? " (--builtin-only leaves out the plugins)" : "")));
         }
+        Simulation queue = new Simulation(s.setup(), new MemoryDevice(1 << 20));
         System.out.println(queue.listing());
+        if (checked != null) {
+            System.out.printf("%s%s is available; nothing was changed. To run it, set blockyard.io.scheduler = %s in the "
+                    + "configuration (--config FILE), or in a running host: blockyard:scheduler %s%n",
+                    name, name.trim().equalsIgnoreCase(checked) ? "" : " (" + checked + ")", checked, checked);
+        }
         if (verbose) {
             for (String id : s.setup().registry().ids()) {
                 ElevatorDescriptor d = s.setup().registry().factory(id).descriptor();

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 import org.blockyard.api.io.IoRequest;
+import org.blockyard.runtime.bench.BadOption;
 import org.blockyard.runtime.io.BlockDevice;
 import org.blockyard.runtime.io.Simulation;
 import org.blockyard.runtime.io.dio.DioSegment;
@@ -31,7 +32,7 @@ public final class DioBench implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (lengthBytes < 1) throw new IllegalArgumentException("--length must be at least 1 byte");
+        BadOption.atLeast("--length", lengthBytes, 1);
         try (IoBench bench = new IoBench(o); BlockDevice device = bench.openDevice()) {
             int sectorBytes = bench.setup.limits().logicalBlockBytes();
             int pageBytes = bench.setup.limits().physicalBlockBytes();
@@ -60,8 +61,8 @@ public final class DioBench implements Callable<Integer> {
             m.put("sector_granular_segments", heads);
             m.put("page_granular_segments", segs.size() - heads);
             bench.putTrace(m, o);
-            IoBench.print(System.out, m);
-            IoBench.writeJson(o, m);
+            IoBench.print(IoBench.out(o), java.util.List.of(m));
+            IoBench.writeJson(o, List.of(m), null);
         }
         return 0;
     }

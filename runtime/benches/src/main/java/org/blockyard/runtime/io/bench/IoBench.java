@@ -15,11 +15,12 @@ import java.util.function.Consumer;
 
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.Behaviors;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import org.blockyard.api.io.IoCompletion;
 import org.blockyard.api.io.IoRequest;
 import org.blockyard.api.io.QueueStats;
+import org.blockyard.runtime.bench.BadOption;
+import org.blockyard.runtime.bench.BenchJson;
+import org.blockyard.runtime.bench.Report;
 import org.blockyard.runtime.config.BlockyardConfig;
 import org.blockyard.runtime.io.ActorBlockQueue;
 import org.blockyard.runtime.io.BlockDevice;
@@ -44,12 +45,18 @@ final class IoBench implements AutoCloseable {
     final TraceEvents trace;
 
     IoBench(IoBenchOptions o) throws IOException {
-        IoSettings s = IoSettings.fromConfig(BlockyardConfig.load(o.config));
+        IoSettings s = IoSettings.fromConfig(BadOption.config(o.config));
         if (!o.builtinOnly) BenchElevators.registerWith(s.setup().registry());
+        // An elevator named on the command line must exist: the fallback to the default belongs to the
+        // configuration (blockyard.io.scheduler) and to the runtime switch, not to a benchmark's request.
+        if (o.elevator != null && s.setup().registry().resolve(o.elevator).isEmpty())
+            throw new BadOption("--elevator", o.elevator, "registered are " + String.join(", ", s.setup().registry().ids())
+                    + (o.builtinOnly ? " (--builtin-only leaves out the plugin elevators)" : ""));
         this.requested = o.elevator != null ? o.elevator : s.setup().requestedElevator();
+        if (o.device != null) BadOption.oneOf("--device", o.device, List.of("sim", "file", "mem"));
         this.deviceKind = o.device != null ? o.device : s.device();
         if (!List.of("sim", "file", "mem").contains(deviceKind))
-            throw new IllegalArgumentException("--device must be sim, file or mem, not " + deviceKind);
+            throw new IllegalArgumentException("blockyard.io.device must be sim, file or mem, not " + deviceKind);
         this.trace = o.trace == null ? null : new TraceEvents(new BlktraceWriter(o.trace, TRACE_MAJOR, TRACE_MINOR));
         QueueSetup qs = s.setup().withElevator(requested);
         // On the virtual clock a garbage-collection pause must not retire an elevator: the figures of a
@@ -170,17 +177,24 @@ final class IoBench implements AutoCloseable {
         m.put("trace_events", counts);
     }
 
-    static void print(PrintStream out, Map<String, Object> m) {
-        int w = m.keySet().stream().mapToInt(String::length).max().orElse(10);
-        for (var e : m.entrySet()) out.printf("%-" + w + "s  %s%n", e.getKey(), e.getValue());
+    /** Where tables go: standard output, or standard error when it carries the JSON. */
+    static PrintStream out(IoBenchOptions o) {
+        return BenchJson.tables(o.json);
     }
 
-    static void writeJson(IoBenchOptions o, Map<String, Object> m) throws IOException {
-        if (o.json == null) return;
-        ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-        String text = mapper.writeValueAsString(m);
-        if (o.json.toString().equals("-")) System.out.println(text);
-        else Files.writeString(o.json, text + System.lineSeparator());
+    /** Results as one table ({@link Report#table}: transposed when wide); nested figures are left to the JSON. */
+    static void print(PrintStream out, List<Map<String, Object>> results) {
+        List<String> columns = new java.util.ArrayList<>();
+        for (Map<String, Object> r : results)
+            for (var e : r.entrySet())
+                if (!(e.getValue() instanceof Map<?, ?>) && !columns.contains(e.getKey())) columns.add(e.getKey());
+        if (columns.remove("elevator")) columns.add(0, "elevator"); // what tells the rows apart heads them
+        Report.table(out, results, columns);
+    }
+
+    /** The results as the one JSON document of every benchmark ({@link BenchJson}), when {@code --json} was given. */
+    static void writeJson(IoBenchOptions o, List<Map<String, Object>> results, Map<String, Object> summary) throws IOException {
+        BenchJson.write(o.json, BenchJson.document(o.command, results, summary));
     }
 
     static double mibPerSecond(long bytes, long nanos) {

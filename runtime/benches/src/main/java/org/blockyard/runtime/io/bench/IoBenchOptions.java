@@ -2,12 +2,18 @@ package org.blockyard.runtime.io.bench;
 
 import java.nio.file.Path;
 
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** Options every block-I/O benchmark takes. */
 public final class IoBenchOptions {
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec command;
+
     @Option(names = "--elevator", paramLabel = "NAME",
-            description = "Elevator id or alias (default: blockyard.io.scheduler). If it is not available the default runs; the JSON says which.")
+            description = "Elevator id or alias, such as none (noop) or mq-deadline (deadline) (default: blockyard.io.scheduler). "
+                    + "A name that is not registered is an error.")
     String elevator;
 
     @Option(names = "--device", paramLabel = "sim|file|mem",
@@ -17,7 +23,7 @@ public final class IoBenchOptions {
     @Option(names = "--seed", defaultValue = "1", description = "Seed for placement of the workload (default: ${DEFAULT-VALUE}).")
     long seed;
 
-    @Option(names = "--json", paramLabel = "FILE", description = "Write the figures as JSON to FILE ('-' for standard output).")
+    @Option(names = "--json", paramLabel = "FILE", description = "Write the figures as JSON to FILE; '-' for standard output, which then carries nothing else (docs/json.md).")
     Path json;
 
     @Option(names = "--trace", paramLabel = "FILE",
@@ -26,7 +32,7 @@ public final class IoBenchOptions {
 
     @Option(names = "--builtin-only",
             description = "Run without the plugin elevators (anticipatory, cfq), like a kernel built without them: "
-                    + "a request for one falls back to the default and says so.")
+                    + "asking for one is an error.")
     boolean builtinOnly;
 
     @Option(names = "--config", paramLabel = "FILE", description = "Configuration layered over the defaults.")

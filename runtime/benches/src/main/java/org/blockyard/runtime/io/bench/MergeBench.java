@@ -12,6 +12,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.Callable;
 
 import org.blockyard.api.io.IoRequest;
+import org.blockyard.runtime.bench.BadOption;
 import org.blockyard.runtime.io.BlockDevice;
 import org.blockyard.runtime.io.FileDevice;
 import org.blockyard.runtime.io.Simulation;
@@ -54,21 +55,20 @@ public final class MergeBench implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (rounds < 1) throw new IllegalArgumentException("--rounds must be at least 1");
-        if (batch < 1 || batch > window) throw new IllegalArgumentException("--batch must be between 1 and --window");
-        if (submitBytes < IoRequest.SECTOR_BYTES || sizeBytes < submitBytes)
-            throw new IllegalArgumentException("--submit-bytes must be at least 512 and --size at least --submit-bytes");
-        if (submitBytes > Integer.MAX_VALUE || sizeBytes / submitBytes > Integer.MAX_VALUE)
-            throw new IllegalArgumentException("--submit-bytes or --size is too large for one run");
-        if (submitBytes % IoRequest.SECTOR_BYTES != 0 || sizeBytes % submitBytes != 0)
-            throw new IllegalArgumentException("--size must be a multiple of --submit-bytes, itself a multiple of 512");
+        BadOption.atLeast("--rounds", rounds, 1);
+        BadOption.atLeast("--window", window, 1);
+        if (batch < 1 || batch > window) throw new BadOption("--batch", batch, "must be from 1 to --window (" + window + ")");
+        if (submitBytes < IoRequest.SECTOR_BYTES || submitBytes % IoRequest.SECTOR_BYTES != 0 || submitBytes > Integer.MAX_VALUE)
+            throw new BadOption("--submit-bytes", submitBytes, "must be a multiple of 512 bytes, at least 512, below 2 GiB");
+        if (sizeBytes < submitBytes || sizeBytes % submitBytes != 0 || sizeBytes / submitBytes > Integer.MAX_VALUE)
+            throw new BadOption("--size", sizeBytes, "must be a multiple of --submit-bytes (" + submitBytes + ")");
         int count = Math.toIntExact(sizeBytes / submitBytes);
         int sectorsEach = (int) (submitBytes / IoRequest.SECTOR_BYTES);
         try (IoBench bench = new IoBench(o); BlockDevice device = bench.openDevice()) {
             long capacity = device.capacitySectors();
             long span = sizeBytes / IoRequest.SECTOR_BYTES;
             if (span > capacity)
-                throw new IllegalArgumentException("--size " + sizeBytes + " exceeds the device (" + capacity * 512 + " bytes)");
+                throw new BadOption("--size", sizeBytes, "exceeds the device (" + capacity * 512 + " bytes)");
             long slots = (capacity - span) / 256 + 1;
             long start = Math.floorMod(new Random(o.seed).nextLong(), slots) * 256;
             Map<String, Object> m;
@@ -133,8 +133,8 @@ public final class MergeBench implements Callable<Integer> {
                 }
             }
             bench.putTrace(m, o);
-            IoBench.print(System.out, m);
-            IoBench.writeJson(o, m);
+            IoBench.print(IoBench.out(o), java.util.List.of(m));
+            IoBench.writeJson(o, java.util.List.of(m), null);
         }
         return 0;
     }

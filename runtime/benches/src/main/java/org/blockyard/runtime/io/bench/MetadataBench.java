@@ -13,6 +13,8 @@ import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Geometry;
 import org.blockyard.api.io.IoFlag;
 import org.blockyard.api.io.IoRequest;
+import org.blockyard.runtime.bench.BadOption;
+import org.blockyard.runtime.bench.Report;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 import org.blockyard.runtime.alloc.AllocatorSettings;
 import org.blockyard.runtime.config.BlockyardConfig;
@@ -75,11 +77,17 @@ public final class MetadataBench implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        BadOption.atLeast("--seconds", seconds, 1);
+        BadOption.atLeast("--writer-window", writerWindow, 1);
+        BadOption.atLeast("--file-blocks", fileBlocks, 1);
+        BadOption.atLeast("--files-per-commit", filesPerCommit, 1);
+        BadOption.atLeast("--files-per-writeback", filesPerWriteback, 1);
+        BadOption.atLeast("--meta-window", metaWindow, 1);
         List<Map<String, Object>> results = new ArrayList<>();
         Map<String, Object> out = new LinkedHashMap<>();
         try (IoBench bench = new IoBench(o)) {
             if (!bench.deviceKind.equals("sim"))
-                throw new IllegalArgumentException("bench metadata runs on the simulated disk; use --device sim");
+                throw new BadOption("--device", bench.deviceKind, "bench metadata runs on the simulated disk: only sim");
             List<String> ids = all ? bench.setup.registry().ids()
                     : o.elevator != null ? List.of(bench.setup.registry().select(o.elevator).id())
                     : List.of("cfq", "deadline");
@@ -93,16 +101,14 @@ public final class MetadataBench implements Callable<Integer> {
                     first = false;
                     results.add(result(bench, requested, meta, plain));
                 }
-                out.put("workload", "metadata");
                 out.put("device", bench.deviceKind);
-                out.put("seconds", seconds);
-                out.put("seed", o.seed);
-                out.put("results", results);
                 bench.putTrace(out, o);
             }
         }
-        print(results);
-        IoBench.writeJson(o, out);
+        print(IoBench.out(o), results);
+        if (o.trace != null && results.size() > 1)
+            System.err.println("note: --trace " + o.trace + " holds the first elevator's run only");
+        IoBench.writeJson(o, results, out);
         return 0;
     }
 
@@ -277,13 +283,9 @@ public final class MetadataBench implements Callable<Integer> {
         return Math.round(v * 100) / 100.0;
     }
 
-    private void print(List<Map<String, Object>> results) {
-        System.out.printf("%-14s %12s %12s %8s %10s %10s %12s %12s%n", "elevator", "files/s META", "files/s plain",
-                "speedup", "rq sect M", "rq sect P", "meta wait M", "meta wait P");
-        for (Map<String, Object> r : results)
-            System.out.printf("%-14s %12s %12s %8s %10s %10s %10s ms %10s ms%n", r.get("elevator"),
-                    r.get("files_per_s_meta"), r.get("files_per_s_plain"), r.get("meta_speedup"),
-                    r.get("mean_request_sectors_meta"), r.get("mean_request_sectors_plain"),
-                    r.get("metadata_wait_ms_mean_meta"), r.get("metadata_wait_ms_mean_plain"));
+    private void print(java.io.PrintStream out, List<Map<String, Object>> results) {
+        Report.table(out, results, List.of("elevator", "files_per_s_meta", "files_per_s_plain", "meta_speedup",
+                "mean_request_sectors_meta", "mean_request_sectors_plain", "metadata_wait_ms_mean_meta",
+                "metadata_wait_ms_mean_plain"));
     }
 }

@@ -9,6 +9,8 @@ import java.util.Random;
 import java.util.concurrent.Callable;
 
 import org.blockyard.api.io.IoRequest;
+import org.blockyard.runtime.bench.BadOption;
+import org.blockyard.runtime.bench.Report;
 import org.blockyard.runtime.io.QueueSetup;
 import org.blockyard.runtime.io.SimulatedDisk;
 import org.blockyard.runtime.io.Simulation;
@@ -47,13 +49,15 @@ public final class RandomReadsBench implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (readers < 1) throw new IllegalArgumentException("--readers must be at least 1");
-        if (spanPercent < 1 || spanPercent > 100) throw new IllegalArgumentException("--span-percent must be 1..100");
+        BadOption.atLeast("--seconds", seconds, 1);
+        BadOption.atLeast("--readers", readers, 1);
+        BadOption.atLeast("--think-us", thinkMicros, 0);
+        if (spanPercent < 1 || spanPercent > 100) throw new BadOption("--span-percent", spanPercent, "must be from 1 to 100");
         List<Map<String, Object>> results = new ArrayList<>();
         Map<String, Object> out = new LinkedHashMap<>();
         try (IoBench bench = new IoBench(o)) {
             if (!bench.deviceKind.equals("sim"))
-                throw new IllegalArgumentException("bench randomreads runs on the simulated disk; use --device sim");
+                throw new BadOption("--device", bench.deviceKind, "bench randomreads runs on the simulated disk: only sim");
             List<String> ids = all ? bench.setup.registry().ids()
                     : o.elevator != null ? List.of(o.elevator) : List.of("deadline", "anticipatory");
             boolean first = true;
@@ -62,26 +66,19 @@ public final class RandomReadsBench implements Callable<Integer> {
                 results.add(run(bench, s, id));
                 first = false;
             }
-            out.put("workload", "randomreads");
             out.put("device", bench.deviceKind);
-            out.put("seconds", seconds);
-            out.put("readers", readers);
-            out.put("think_us", thinkMicros);
-            out.put("seed", o.seed);
             Double dl = readsPerSecond(results, "deadline"), as = readsPerSecond(results, "anticipatory");
             if (dl != null && as != null && dl > 0) out.put("anticipatory_over_deadline", Math.round(as / dl * 1000) / 1000.0);
-            out.put("results", results);
             bench.putTrace(out, o);
         }
-        System.out.printf("%-14s %10s %10s %10s %10s %8s %12s%n", "elevator", "reads/s", "MiB/s", "mean ms", "p99 ms",
-                "seeks", "device ms");
-        for (Map<String, Object> r : results)
-            System.out.printf("%-14s %10s %10s %10s %10s %8s %12s%n", r.get("elevator"), r.get("reads_per_s"),
-                    r.get("read_mib_s"), r.get("latency_ms_mean"), r.get("latency_ms_p99"), r.get("seeks"),
-                    r.get("device_time_ms"));
+        java.io.PrintStream table = IoBench.out(o);
+        Report.table(table, results, List.of("elevator", "reads_per_s", "read_mib_s", "latency_ms_mean", "latency_ms_p99",
+                "seeks", "device_time_ms"));
         if (out.containsKey("anticipatory_over_deadline"))
-            System.out.println("anticipatory / deadline: " + out.get("anticipatory_over_deadline"));
-        IoBench.writeJson(o, out);
+            table.println("anticipatory / deadline: " + out.get("anticipatory_over_deadline"));
+        if (o.trace != null && results.size() > 1)
+            System.err.println("note: --trace " + o.trace + " holds the first elevator's run only");
+        IoBench.writeJson(o, results, out);
         return 0;
     }
 

@@ -7,6 +7,7 @@ import java.util.Random;
 import java.util.concurrent.Callable;
 
 import org.blockyard.api.io.IoRequest;
+import org.blockyard.runtime.bench.BadOption;
 import org.blockyard.runtime.io.SimulatedDisk;
 import org.blockyard.runtime.io.Simulation;
 import picocli.CommandLine.Command;
@@ -38,12 +39,14 @@ public final class StreamingBench implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        BadOption.atLeast("--seconds", seconds, 1);
+        BadOption.atLeast("--writer-window", writerWindow, 1);
         List<Map<String, Object>> runs = new ArrayList<>();
         Map<String, Object> first;
         try (IoBench bench = new IoBench(o)) {
             if (!bench.deviceKind.equals("sim"))
-                throw new IllegalArgumentException("bench streaming measures seeks and device time on the simulated "
-                        + "disk; run it with --device sim");
+                throw new BadOption("--device", bench.deviceKind, "bench streaming measures seeks and device time on the "
+                        + "simulated disk: only sim");
             first = run(bench, bench.setup);
             runs.add(first);
             bench.putTrace(first, o);
@@ -54,12 +57,10 @@ public final class StreamingBench implements Callable<Integer> {
                 }
             }
         }
-        for (Map<String, Object> r : runs) {
-            IoBench.print(System.out, r);
-            System.out.println();
-        }
-        if (all) first.put("elevators", runs.subList(1, runs.size()));
-        IoBench.writeJson(o, first);
+        IoBench.print(IoBench.out(o), runs);
+        if (o.trace != null && runs.size() > 1)
+            System.err.println("note: --trace " + o.trace + " holds the first elevator's run only");
+        IoBench.writeJson(o, runs, null);
         return 0;
     }
 

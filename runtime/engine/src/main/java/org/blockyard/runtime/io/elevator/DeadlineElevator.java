@@ -244,7 +244,7 @@ public final class DeadlineElevator implements Elevator {
     }
 
     // ---- descriptor ----
-    public static final ElevatorDescriptor DESCRIPTOR = new ElevatorDescriptor("deadline", List.of(),
+    public static final ElevatorDescriptor DESCRIPTOR = new ElevatorDescriptor("deadline", List.of("mq-deadline"),
             "sorted one-way elevator with per-direction expiry, reads preferred", List.of(
             new Tunable("read_expire", READ_EXPIRE_MS, 1, 600_000, "ms",
                     "a read waits at most this long before it is served out of sort order (HZ/2)"),

@@ -22,7 +22,7 @@ import org.blockyard.api.io.QueueLimits;
  */
 public final class NoopElevator implements Elevator {
 
-    public static final ElevatorDescriptor DESCRIPTOR = new ElevatorDescriptor("noop", List.of(),
+    public static final ElevatorDescriptor DESCRIPTOR = new ElevatorDescriptor("noop", List.of("none"),
             "first come, first served; merging only", List.of());
 
     public static final ElevatorFactory FACTORY = new ElevatorFactory() {
