@@ -90,6 +90,15 @@ public final class FileStore implements AutoCloseable {
         return new FileStore(actors, files, queue, q, device);
     }
 
+    /**
+     * A store over allocator actors and a block-I/O queue already running (a durable volume's, which its
+     * journal shares). Closing the store closes the queue, the actors and the device.
+     */
+    public static FileStore over(ActorBlockAllocator actors, org.blockyard.api.alloc.BlockAllocator files,
+                                 ActorBlockQueue queue, ActorRef<QueueActor.Command> queueRef, BlockDevice device) {
+        return new FileStore(actors, files, queue, queueRef, device);
+    }
+
     public ActorBlockAllocator allocator() {
         return actors;
     }

@@ -54,6 +54,8 @@ public final class Journal {
     public record Stats(long records, long transactions, long loggedBlocks, long forces, long checkpoints) {}
 
     private final FileChannel channel;
+    /** Where the log's and the checkpoints' blocks go: the channel until the volume's I/O queue runs. */
+    private volatile LogWriter log;
     private final Metadata meta;
     private final Layout layout;
     private final byte[] seed;
@@ -86,6 +88,7 @@ public final class Journal {
 
     Journal(FileChannel channel, Metadata meta, Settings settings, long position, long nextSeq) {
         this.channel = channel;
+        this.log = LogWriter.direct(channel);
         this.meta = meta;
         this.layout = meta.layout;
         this.seed = meta.superblock.uuidBytes();
@@ -277,8 +280,8 @@ public final class Journal {
                 .putInt(20, (int) crc.getValue());
         all.put(commit);
         all.flip();
-        for (int i = 0; i < k + n + 1; i++) writeFully(all.slice(i * bs, bs), layoutBlock(head + i) * bs);
-        channel.force(false);
+        for (int i = 0; i < k + n + 1; i++) log.write(all.slice(i * bs, bs), layoutBlock(head + i) * bs, false);
+        log.force();
         synchronized (lock) {
             forces++;
             transactions++;
@@ -316,20 +319,24 @@ public final class Journal {
      */
     void checkpoint() throws IOException {
         int bs = layout.blockSize();
-        for (long b : meta.takeCheckpoint()) writeFully(ByteBuffer.wrap(meta.image(b)), b * bs);
-        channel.force(false);
+        for (long b : meta.takeCheckpoint()) log.write(ByteBuffer.wrap(meta.image(b)), b * bs, true);
+        log.force();
         tail = head;
         tailSeq = nextSeq;
-        writeFully(ByteBuffer.wrap(superBlock(layout, seed, tailSeq, tail)), layout.journalStart() * bs);
-        channel.force(false);
+        log.write(ByteBuffer.wrap(superBlock(layout, seed, tailSeq, tail)), layout.journalStart() * bs, false);
+        log.force();
         synchronized (lock) {
             forces += 2;
             checkpoints++;
         }
     }
 
-    private void writeFully(ByteBuffer b, long pos) throws IOException {
-        while (b.hasRemaining()) pos += channel.write(b, pos);
+    /**
+     * Writes the log and the checkpoints through {@code writer} from now on (the volume's I/O queue, once it
+     * runs); called before {@link #start} or between commits.
+     */
+    void writeThrough(LogWriter writer) {
+        this.log = writer;
     }
 
     static byte[] superBlock(Layout layout, byte[] seed, long firstSeq, long tailPosition) {

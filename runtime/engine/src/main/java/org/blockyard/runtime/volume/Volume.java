@@ -22,7 +22,11 @@ import org.blockyard.runtime.alloc.AllocatorSettings;
 import org.blockyard.runtime.alloc.FileCatalog;
 import org.blockyard.runtime.alloc.FileState;
 import org.blockyard.runtime.alloc.Policies;
+import akka.actor.typed.ActorRef;
+
+import org.blockyard.runtime.io.ActorBlockQueue;
 import org.blockyard.runtime.io.FileDevice;
+import org.blockyard.runtime.io.QueueActor;
 import org.blockyard.runtime.io.IoSettings;
 import org.blockyard.runtime.store.FileStore;
 
@@ -57,6 +61,12 @@ public final class Volume implements AutoCloseable {
     private final Catalog catalog;
     private final Recovery recovery;
     private FileStore store;
+    /** The volume's block-I/O queue over the image, and its device: files' data and the journal. */
+    private final FileDevice device;
+    private final ActorRef<QueueActor.Command> queueRef;
+    private final ActorBlockQueue queue;
+    /** The io context the journal's requests carry (files' data carry their writers'). */
+    static final long JOURNAL_OWNER = -2;
     private boolean closed;
 
     /** What opening found and did. */
@@ -223,6 +233,15 @@ public final class Volume implements AutoCloseable {
                 meta.forEachUsedDataRun(group.group(), (start, blocks) -> group.markUsed(start, blocks));
                 group.journal((grp, start, blocks, used) -> journal.append(new JournalRecord.Bitmap(grp, start, blocks, used)));
             });
+            // From here on the journal writes through the volume's block-I/O queue: its log as SYNC requests,
+            // its checkpoints as META, each commit closed by a FLUSH. Recovery above wrote directly, as a
+            // mount replays its journal before the file system runs.
+            IoSettings io = IoSettings.fromConfig(config);
+            this.device = new FileDevice(image, layout.geometry().bytes(), false);
+            this.queueRef = actors.spawn(QueueActor.create(io.setup(), device), "io-queue");
+            this.queue = new ActorBlockQueue(queueRef, actors.system().scheduler(), io.setup().limits(),
+                    device.capacitySectors(), io.submitTimeout());
+            journal.writeThrough(LogWriter.queued(queue, ch, JOURNAL_OWNER));
             journal.start();
             this.allocator = new VolumeAllocator(actors, journal, catalog);
             this.recovery = new Recovery(wasClean, replay.transactions(), overlay.size(), replay.stoppedBecause(),
@@ -266,18 +285,30 @@ public final class Volume implements AutoCloseable {
         return journal.stats();
     }
 
-    /** Files with data through the I/O queue onto this image (created on first call). */
+    /** Files with data through the I/O queue onto this image (created on first call): the journal's queue. */
     public synchronized FileStore fileStore() {
-        if (store == null) {
-            try {
-                IoSettings io = IoSettings.fromConfig(config);
-                FileDevice device = new FileDevice(image, geometry().bytes(), false);
-                store = FileStore.over(actors, allocator, io, device);
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot open " + image + " for data: " + e.getMessage(), e);
-            }
-        }
+        if (store == null) store = FileStore.over(actors, allocator, queue, queueRef, device);
         return store;
+    }
+
+    /** The volume's block-I/O queue: files' data, the journal (SYNC) and its checkpoints (META). */
+    public org.blockyard.api.io.BlockQueue queue() {
+        return queue;
+    }
+
+    /** Closes the queue (what it holds fails as closed), the actors, then the device: nothing reaches the image after. */
+    private void stopIo() {
+        if (store != null) {
+            store.close();
+            return;
+        }
+        queue.close();
+        actors.close();
+        try {
+            device.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException("device did not close: " + e.getMessage(), e);
+        }
     }
 
     /** Stops the actors, commits and checkpoints everything, frees what only memory held, marks the volume clean. */
@@ -286,8 +317,9 @@ public final class Volume implements AutoCloseable {
         if (closed) return;
         closed = true;
         try {
-            if (store != null) store.close();
-            else actors.close();
+            // The journal's last commits and checkpoints go straight to the image: the queue closes now.
+            journal.writeThrough(LogWriter.direct(channel));
+            stopIo();
             journal.stop();
             if (journal.failure() != null)
                 throw new VolumeException.JournalFailed("journal failed; the volume stays marked dirty", journal.failure());
@@ -319,8 +351,7 @@ public final class Volume implements AutoCloseable {
         closed = true;
         journal.abandon();
         try {
-            if (store != null) store.close();
-            else actors.close();
+            stopIo();
         } catch (RuntimeException ignored) {
             // a crash does not wait for anyone
         }

@@ -34,6 +34,21 @@ class VolumeLifecycleTest {
     }
 
     @Test
+    void theJournalWritesThroughTheVolumesBlockQueue() {
+        Path image = Volumes.make(dir, 4);
+        try (Volume v = Volumes.open(image)) {
+            long before = join(v.queue().stats()).submissions();
+            join(v.allocator().open("q"));
+            join(v.allocator().getBlocks("q", 0, 8, true)); // acknowledged: its transaction is durable
+            org.blockyard.api.io.QueueStats after = join(v.queue().stats());
+            // At least a descriptor, a logged block, a commit block and the FLUSH that closes the commit.
+            assertTrue(after.submissions() - before >= 4, "journal requests through the queue: " + after);
+            assertTrue(after.completed() >= after.submissions() - 1, "and they completed: " + after);
+        }
+        assertTrue(Fsck.check(image, false).clean());
+    }
+
+    @Test
     void filesAndExtentsSurviveACleanCloseAndReopen() {
         Path image = Volumes.make(dir, 4);
         List<Extent> fileExtents, owned;

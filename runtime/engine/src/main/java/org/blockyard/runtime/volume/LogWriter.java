@@ -1,0 +1,126 @@
+package org.blockyard.runtime.volume;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.blockyard.api.io.BlockQueue;
+import org.blockyard.api.io.IoException;
+import org.blockyard.api.io.IoFlag;
+import org.blockyard.api.io.IoOp;
+import org.blockyard.api.io.IoRequest;
+
+/**
+ * How the journal's blocks reach the image. Journal writes are {@code SYNC} (a committer waits for them)
+ * and checkpoint writes, the metadata going home, are {@code META}, as JBD's are; {@link #force} is the
+ * barrier a commit needs: every write before it is on stable storage when it returns.
+ *
+ * <p>{@link #direct} writes through the image's channel (used while a volume opens and recovers, before its
+ * I/O queue runs). {@link #queued} submits each write to the volume's block-I/O queue, so the journal goes
+ * through the same elevator as the files' data and shows in its traces, and forces with a {@code FLUSH}
+ * request, which the queue issues only once everything before it has completed (ordered drain). A queue
+ * that closes under the journal (the volume is closing) no longer takes requests: what it refused is
+ * written directly, so the journal's last commits and checkpoints still land.
+ */
+abstract class LogWriter {
+
+    abstract void write(ByteBuffer block, long bytePosition, boolean home) throws IOException;
+
+    /** Every write before this is durable when it returns. */
+    abstract void force() throws IOException;
+
+    static LogWriter direct(FileChannel channel) {
+        return new LogWriter() {
+            @Override
+            void write(ByteBuffer b, long pos, boolean home) throws IOException {
+                while (b.hasRemaining()) pos += channel.write(b, pos);
+            }
+
+            @Override
+            void force() throws IOException {
+                channel.force(false);
+            }
+        };
+    }
+
+    /** Through {@code queue}, falling back to {@code channel} for what a closed queue refuses. */
+    static LogWriter queued(BlockQueue queue, FileChannel channel, long owner) {
+        return new Queued(queue, direct(channel), owner);
+    }
+
+    private static final class Queued extends LogWriter {
+        private static final long WAIT_SECONDS = 120;
+        private final BlockQueue queue;
+        private final LogWriter fallback;
+        private final long owner;
+        private final List<CompletableFuture<?>> pending = new ArrayList<>();
+        private final List<ByteBuffer> pendingData = new ArrayList<>();
+        private final List<Long> pendingAt = new ArrayList<>();
+        private long nextId = 1;
+        private boolean queueClosed;
+
+        Queued(BlockQueue queue, LogWriter fallback, long owner) {
+            this.queue = queue;
+            this.fallback = fallback;
+            this.owner = owner;
+        }
+
+        @Override
+        void write(ByteBuffer b, long pos, boolean home) throws IOException {
+            if (queueClosed || b.remaining() % IoRequest.SECTOR_BYTES != 0 || pos % IoRequest.SECTOR_BYTES != 0) {
+                fallback.write(b, pos, home);
+                return;
+            }
+            ByteBuffer copy = ByteBuffer.allocate(b.remaining()).put(b.duplicate()).flip();
+            b.position(b.limit());
+            IoRequest r = new IoRequest(nextId++, pos / IoRequest.SECTOR_BYTES, copy.remaining() / IoRequest.SECTOR_BYTES,
+                    IoOp.WRITE, EnumSet.of(home ? IoFlag.META : IoFlag.SYNC), owner, copy);
+            pending.add(queue.submit(r).toCompletableFuture());
+            pendingData.add(copy.duplicate());
+            pendingAt.add(pos);
+        }
+
+        @Override
+        void force() throws IOException {
+            CompletableFuture<?> flush = queueClosed ? null
+                    : queue.submit(new IoRequest(nextId++, 0, 0, IoOp.FLUSH, EnumSet.noneOf(IoFlag.class), owner, null))
+                            .toCompletableFuture();
+            boolean redone = false;
+            for (int i = 0; i < pending.size(); i++) {
+                if (await(pending.get(i))) continue;
+                fallback.write(pendingData.get(i), pendingAt.get(i), false); // the queue closed before it: write it here
+                redone = true;
+            }
+            pending.clear();
+            pendingData.clear();
+            pendingAt.clear();
+            if (flush == null || !await(flush) || redone) fallback.force();
+        }
+
+        /** True when the request completed; false when the queue refused it as closed; else the device's error. */
+        private boolean await(CompletableFuture<?> f) throws IOException {
+            try {
+                f.get(WAIT_SECONDS, TimeUnit.SECONDS);
+                return true;
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof IoException.Closed) {
+                    queueClosed = true;
+                    return false;
+                }
+                throw new IOException("journal write failed: " + e.getCause(), e.getCause());
+            } catch (TimeoutException e) {
+                throw new IOException("journal write not answered within " + WAIT_SECONDS + " s");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while the journal waited for its writes");
+            }
+        }
+    }
+}
