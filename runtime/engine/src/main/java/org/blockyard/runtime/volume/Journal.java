@@ -280,7 +280,14 @@ public final class Journal {
                 .putInt(20, (int) crc.getValue());
         all.put(commit);
         all.flip();
-        for (int i = 0; i < k + n + 1; i++) log.write(all.slice(i * bs, bs), layoutBlock(head + i) * bs, false);
+        // One write per contiguous stretch of the log (two when the transaction wraps), not one per block.
+        int total = k + n + 1;
+        for (int i = 0; i < total; ) {
+            int j = i + 1;
+            while (j < total && layoutBlock(head + j) == layoutBlock(head + j - 1) + 1) j++;
+            log.write(all.slice(i * bs, (j - i) * bs), layoutBlock(head + i) * bs, false);
+            i = j;
+        }
         log.force();
         synchronized (lock) {
             forces++;

@@ -51,13 +51,14 @@ abstract class LogWriter {
     }
 
     /** Through {@code queue}, falling back to {@code channel} for what a closed queue refuses. */
-    static LogWriter queued(BlockQueue queue, FileChannel channel, long owner) {
-        return new Queued(queue, direct(channel), owner);
+    static LogWriter queued(BlockQueue queue, int maxRequestBytes, FileChannel channel, long owner) {
+        return new Queued(queue, maxRequestBytes, direct(channel), owner);
     }
 
     private static final class Queued extends LogWriter {
         private static final long WAIT_SECONDS = 120;
         private final BlockQueue queue;
+        private final int maxBytes; // the queue's max_sectors: a longer write goes as several requests
         private final LogWriter fallback;
         private final long owner;
         private final List<CompletableFuture<?>> pending = new ArrayList<>();
@@ -66,8 +67,9 @@ abstract class LogWriter {
         private long nextId = 1;
         private boolean queueClosed;
 
-        Queued(BlockQueue queue, LogWriter fallback, long owner) {
+        Queued(BlockQueue queue, int maxRequestBytes, LogWriter fallback, long owner) {
             this.queue = queue;
+            this.maxBytes = maxRequestBytes / IoRequest.SECTOR_BYTES * IoRequest.SECTOR_BYTES;
             this.fallback = fallback;
             this.owner = owner;
         }
@@ -78,13 +80,17 @@ abstract class LogWriter {
                 fallback.write(b, pos, home);
                 return;
             }
-            ByteBuffer copy = ByteBuffer.allocate(b.remaining()).put(b.duplicate()).flip();
-            b.position(b.limit());
-            IoRequest r = new IoRequest(nextId++, pos / IoRequest.SECTOR_BYTES, copy.remaining() / IoRequest.SECTOR_BYTES,
-                    IoOp.WRITE, EnumSet.of(home ? IoFlag.META : IoFlag.SYNC), owner, copy);
-            pending.add(queue.submit(r).toCompletableFuture());
-            pendingData.add(copy.duplicate());
-            pendingAt.add(pos);
+            while (b.hasRemaining()) {
+                int n = Math.min(b.remaining(), maxBytes);
+                ByteBuffer copy = ByteBuffer.allocate(n).put(b.slice(b.position(), n)).flip();
+                b.position(b.position() + n);
+                IoRequest r = new IoRequest(nextId++, pos / IoRequest.SECTOR_BYTES, n / IoRequest.SECTOR_BYTES,
+                        IoOp.WRITE, EnumSet.of(home ? IoFlag.META : IoFlag.SYNC), owner, copy);
+                pending.add(queue.submit(r).toCompletableFuture());
+                pendingData.add(copy.duplicate());
+                pendingAt.add(pos);
+                pos += n;
+            }
         }
 
         @Override

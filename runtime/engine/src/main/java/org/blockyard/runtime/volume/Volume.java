@@ -241,7 +241,7 @@ public final class Volume implements AutoCloseable {
             this.queueRef = actors.spawn(QueueActor.create(io.setup(), device), "io-queue");
             this.queue = new ActorBlockQueue(queueRef, actors.system().scheduler(), io.setup().limits(),
                     device.capacitySectors(), io.submitTimeout());
-            journal.writeThrough(LogWriter.queued(queue, ch, JOURNAL_OWNER));
+            journal.writeThrough(LogWriter.queued(queue, (int) io.setup().limits().maxBytes(), ch, JOURNAL_OWNER));
             journal.start();
             this.allocator = new VolumeAllocator(actors, journal, catalog);
             this.recovery = new Recovery(wasClean, replay.transactions(), overlay.size(), replay.stoppedBecause(),
