@@ -186,8 +186,14 @@ final class IoBench implements AutoCloseable {
     static void print(PrintStream out, List<Map<String, Object>> results) {
         List<String> columns = new java.util.ArrayList<>();
         for (Map<String, Object> r : results)
-            for (var e : r.entrySet())
-                if (!(e.getValue() instanceof Map<?, ?>) && !columns.contains(e.getKey())) columns.add(e.getKey());
+            for (var e : r.entrySet()) {
+                if (e.getValue() instanceof Map<?, ?> m) { // latency percentiles: the table shows p50 and p99
+                    for (String p : List.of("p50", "p99"))
+                        if (m.containsKey(p) && !columns.contains(e.getKey() + "." + p)) columns.add(e.getKey() + "." + p);
+                } else if (!columns.contains(e.getKey())) {
+                    columns.add(e.getKey());
+                }
+            }
         if (columns.remove("elevator")) columns.add(0, "elevator"); // what tells the rows apart heads them
         Report.table(out, results, columns);
     }

@@ -75,13 +75,18 @@ public final class StreamingBench implements Callable<Integer> {
         long[] read = {0}, written = {0};
         long[] readPos = {readerStart}, writePos = {writerStart};
         long[] ids = {0};
+        // fio's clat on the simulated clock: submission to completion, per direction (what btt's Q2C sums up).
+        org.HdrHistogram.Histogram readClat = new org.HdrHistogram.Histogram(3), writeClat = new org.HdrHistogram.Histogram(3);
         Runnable[] reader = new Runnable[1];
         reader[0] = () -> {
             if (sim.nowNanos() >= end || readPos[0] + READ_SECTORS > cap) return;
             IoRequest io = IoRequest.read(ids[0]++, readPos[0], READ_SECTORS, 1);
             readPos[0] += READ_SECTORS;
             sim.submit(io, (c, e) -> {
-                if (c.completedNanos() <= end) read[0] += (long) io.sectors() * IoRequest.SECTOR_BYTES;
+                if (c.completedNanos() <= end) {
+                    read[0] += (long) io.sectors() * IoRequest.SECTOR_BYTES;
+                    readClat.recordValue(Math.max(0, c.completedNanos() - c.queuedNanos()));
+                }
                 reader[0].run();
             });
         };
@@ -91,7 +96,10 @@ public final class StreamingBench implements Callable<Integer> {
             IoRequest io = IoRequest.write(ids[0]++, writePos[0], WRITE_SECTORS, 2);
             writePos[0] += WRITE_SECTORS;
             sim.submit(io, (c, e) -> {
-                if (c.completedNanos() <= end) written[0] += (long) io.sectors() * IoRequest.SECTOR_BYTES;
+                if (c.completedNanos() <= end) {
+                    written[0] += (long) io.sectors() * IoRequest.SECTOR_BYTES;
+                    writeClat.recordValue(Math.max(0, c.completedNanos() - c.queuedNanos()));
+                }
                 writer[0].run();
             });
         };
@@ -104,9 +112,20 @@ public final class StreamingBench implements Callable<Integer> {
         m.put("seconds", seconds);
         m.put("read_mib_s", IoBench.mibPerSecond(read[0], end));
         m.put("write_mib_s", IoBench.mibPerSecond(written[0], end));
+        m.put("read_clat_ms", clat(readClat));
+        m.put("write_clat_ms", clat(writeClat));
         m.put("seeks", disk.seeks());
         m.put("device_time_ms", sim.deviceBusyNanos() / 1_000_000);
         IoBench.putQueueStats(m, sim.stats());
         return m;
+    }
+
+    /** p50, p90, p99, p99.9 and max in milliseconds of simulated time (not corrected: the clients are paced by the disk). */
+    static Map<String, Object> clat(org.HdrHistogram.Histogram h) {
+        Map<String, Object> out = new java.util.LinkedHashMap<>();
+        for (double p : new double[] {50, 90, 99, 99.9})
+            out.put("p" + (p == 99.9 ? "999" : Integer.toString((int) p)), Math.round(h.getValueAtPercentile(p) / 1e4) / 100.0);
+        out.put("max", Math.round(h.getMaxValue() / 1e4) / 100.0);
+        return out;
     }
 }
