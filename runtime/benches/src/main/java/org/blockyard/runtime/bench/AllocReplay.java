@@ -217,15 +217,20 @@ public final class AllocReplay {
     /** Free extents by size in Ceph's power-of-two buckets of bytes: "4096" counts extents of [4096, 8192). */
     static Map<String, Long> histogram(BlockAllocator a, int bs) {
         long[] counts = new long[64];
-        long from = 0, to = a.geometry().totalBlocks();
-        while (from >= 0 && from < to) {
-            FreeExtentPage p = a.freeExtents(from, to, 4096).toCompletableFuture().join();
-            for (Extent e : p.extents()) counts[63 - Long.numberOfLeadingZeros(e.blocks() * bs)]++;
-            from = p.nextCursor();
-        }
+        forEachFree(a, e -> counts[63 - Long.numberOfLeadingZeros(e.blocks() * bs)]++);
         Map<String, Long> out = new LinkedHashMap<>();
         for (int k = 0; k < 64; k++) if (counts[k] > 0) out.put(Long.toString(1L << k), counts[k]);
         return out;
+    }
+
+    /** Every free extent of the volume, ascending, a page of {@code freeExtents} at a time. */
+    static void forEachFree(BlockAllocator a, Consumer<Extent> each) {
+        long from = 0, to = a.geometry().totalBlocks();
+        while (from >= 0 && from < to) {
+            FreeExtentPage p = a.freeExtents(from, to, 4096).toCompletableFuture().join();
+            p.extents().forEach(each);
+            from = p.nextCursor();
+        }
     }
 
     /**
@@ -253,16 +258,11 @@ public final class AllocReplay {
         root.put("alloc_unit", bs);
         root.put("capacity", g.totalBlocks() * bs);
         ArrayNode ext = root.putArray("extents");
-        long from = 0;
-        while (from >= 0 && from < g.totalBlocks()) {
-            FreeExtentPage p = a.freeExtents(from, g.totalBlocks(), 4096).toCompletableFuture().join();
-            for (Extent e : p.extents()) {
-                ObjectNode n = ext.addObject();
-                n.put("offset", "0x" + Long.toHexString(e.start() * bs));
-                n.put("length", "0x" + Long.toHexString(e.blocks() * bs));
-            }
-            from = p.nextCursor();
-        }
+        forEachFree(a, e -> {
+            ObjectNode n = ext.addObject();
+            n.put("offset", "0x" + Long.toHexString(e.start() * bs));
+            n.put("length", "0x" + Long.toHexString(e.blocks() * bs));
+        });
         Files.writeString(dump, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(root) + "\n");
         StringBuilder lines = new StringBuilder("# want unit [max] [hint], in bytes: four in five requests of 4 KiB to 64 KiB,\n"
                 + "# one in five of 4 KiB to 2 MiB (Ceph's two churn shapes), in 4 KiB units; every fourth at most 64 KiB an extent\n");

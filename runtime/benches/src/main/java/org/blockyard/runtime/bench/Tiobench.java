@@ -6,14 +6,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 
 import akka.actor.typed.ActorRef;
 import com.typesafe.config.Config;
 
 import org.blockyard.api.alloc.AllocationPolicy;
+import org.blockyard.api.alloc.BlockAllocator;
+import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.api.alloc.MapRequest;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 import org.blockyard.runtime.alloc.AllocatorSettings;
 import org.blockyard.runtime.alloc.FileState;
@@ -41,8 +45,8 @@ public final class Tiobench {
         }
 
         public Spec {
-            if (batch < 1 || batch > org.blockyard.api.alloc.BlockAllocator.MAX_BATCH)
-                throw new IllegalArgumentException("--batch must be 1 to " + org.blockyard.api.alloc.BlockAllocator.MAX_BATCH);
+            if (batch < 1 || batch > BlockAllocator.MAX_BATCH)
+                throw new IllegalArgumentException("--batch must be 1 to " + BlockAllocator.MAX_BATCH);
 
             if (depth < 1) throw new IllegalArgumentException("--depth must be at least 1");
             if (writers < 1) throw new IllegalArgumentException("--writers must be at least 1");
@@ -141,9 +145,9 @@ public final class Tiobench {
      * Writers as plain threads calling the {@code BlockAllocator} interface, as an embedder's threads do:
      * each call is handed to the allocator and joined; with {@code --batch B} one call carries B requests.
      */
-    private static Run runThreads(Spec spec, org.blockyard.api.alloc.BlockAllocator a, Runnable after, long fileBlocks) {
+    private static Run runThreads(Spec spec, BlockAllocator a, Runnable after, long fileBlocks) {
         List<Consumer<Latency>> writers = new ArrayList<>();
-        java.util.concurrent.atomic.LongAdder calls = new java.util.concurrent.atomic.LongAdder();
+        LongAdder calls = new LongAdder();
         List<String> names = new ArrayList<>();
         for (int i = 0; i < spec.writers(); i++) {
             String name = "/tiobench/file-" + i;
@@ -151,25 +155,25 @@ public final class Tiobench {
             a.open(name).toCompletableFuture().join();
             writers.add(l -> {
                 long logical = 0;
-                List<org.blockyard.api.alloc.MapRequest> batch = new ArrayList<>(spec.batch());
+                List<MapRequest> batch = new ArrayList<>(spec.batch());
                 while (logical < fileBlocks) {
                     batch.clear();
                     long next = logical;
                     while (batch.size() < spec.batch() && next < fileBlocks) {
                         int want = (int) Math.min(spec.chunkBlocks(), fileBlocks - next);
-                        batch.add(org.blockyard.api.alloc.MapRequest.allocate(next, want));
+                        batch.add(MapRequest.allocate(next, want));
                         next += want;
                     }
                     long s = System.nanoTime();
                     if (spec.batch() == 1) {
-                        org.blockyard.api.alloc.MapRequest r = batch.get(0);
+                        MapRequest r = batch.get(0);
                         logical += a.getBlocks(name, r.logicalBlock(), r.maxBlocks(), true).toCompletableFuture().join().blocks();
                         calls.increment();
                     } else {
-                        List<org.blockyard.api.alloc.BlockRun> runs = a.getBlocks(name, batch).toCompletableFuture().join();
+                        List<BlockRun> runs = a.getBlocks(name, batch).toCompletableFuture().join();
                         calls.add(runs.size());
                         // A run shorter than asked leaves a hole that the next batch starts at.
-                        for (org.blockyard.api.alloc.BlockRun run : runs) {
+                        for (BlockRun run : runs) {
                             if (run.logicalStart() != logical) break;
                             logical += run.blocks();
                         }

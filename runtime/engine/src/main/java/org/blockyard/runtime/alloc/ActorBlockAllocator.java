@@ -532,7 +532,7 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
 
     /** Returns claimed extents to their groups (a multi-group operation that failed half way). */
     private void giveBack(List<Extent> extents) {
-        FileActor.splitByGroup(geometry, extents).forEach((g, list) -> {
+        ExtentChecks.splitByGroup(geometry, extents).forEach((g, list) -> {
             for (Extent e : list) groups.get(g).tell(new GroupActor.Unclaim(e));
         });
     }
@@ -547,7 +547,7 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         } catch (AllocationException e) {
             return failed(e);
         }
-        Map<Integer, List<Extent>> byGroup = FileActor.splitByGroup(geometry, sorted);
+        Map<Integer, List<Extent>> byGroup = ExtentChecks.splitByGroup(geometry, sorted);
         if (byGroup.size() == 1) {
             var only = byGroup.entrySet().iterator().next();
             return this.<GroupActor.Command, Done>ask(groups.get(only.getKey()),

@@ -2,6 +2,8 @@ package org.blockyard.runtime.alloc;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.Extent;
@@ -10,7 +12,8 @@ import org.blockyard.api.alloc.Geometry;
 /**
  * The checks of the extent interface, shared by the actor facade and the global-lock baseline so that
  * both refuse the same calls with the same errors. Each throws the {@link AllocationException} that
- * refuses the call; none changes anything. Every bound is checked without overflow.
+ * refuses the call; none changes anything. Every bound is checked without overflow. Also the split of a
+ * call's extents by group that every release and every give-back of blocks starts from.
  */
 final class ExtentChecks {
     private ExtentChecks() {}
@@ -54,5 +57,20 @@ final class ExtentChecks {
                     + ") is not inside the volume [0, " + geometry.totalBlocks() + ")");
         if (maxCount < 1)
             throw new AllocationException.InvalidRequest("at most " + maxCount + " extents: ask for at least 1");
+    }
+
+    /** Splits extents at group boundaries and sorts the pieces by group. */
+    static Map<Integer, List<Extent>> splitByGroup(Geometry geometry, List<Extent> extents) {
+        Map<Integer, List<Extent>> out = new TreeMap<>();
+        for (Extent e : extents) {
+            long s = e.start();
+            while (s < e.end()) {
+                int g = geometry.groupOf(s);
+                long stop = Math.min(e.end(), geometry.groupStart(g) + geometry.groupBlocks(g));
+                out.computeIfAbsent(g, k -> new ArrayList<>()).add(new Extent(s, stop - s));
+                s = stop;
+            }
+        }
+        return out;
     }
 }

@@ -1,9 +1,6 @@
 package org.blockyard.runtime.alloc;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 
 import akka.Done;
 import akka.actor.typed.ActorRef;
@@ -17,7 +14,6 @@ import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.AllocationPolicy;
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
-import org.blockyard.api.alloc.Geometry;
 import org.blockyard.api.alloc.MapRequest;
 
 /**
@@ -179,20 +175,5 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
                     return Behaviors.same();
                 })
                 .build();
-    }
-
-    /** Splits extents at group boundaries and sorts the pieces by group. */
-    static Map<Integer, List<Extent>> splitByGroup(Geometry geometry, List<Extent> extents) {
-        Map<Integer, List<Extent>> out = new TreeMap<>();
-        for (Extent e : extents) {
-            long s = e.start();
-            while (s < e.end()) {
-                int g = geometry.groupOf(s);
-                long stop = Math.min(e.end(), geometry.groupStart(g) + geometry.groupBlocks(g));
-                out.computeIfAbsent(g, k -> new ArrayList<>()).add(new Extent(s, stop - s));
-                s = stop;
-            }
-        }
-        return out;
     }
 }

@@ -107,7 +107,6 @@ final class FileServer implements FileAllocation.Groups {
     private final Geometry geometry;
     private final int preallocMin;
     private ArrayDeque<FileActor.Command> waiting; // made when a request first has to wait: most files never do
-    private final FileAllocation.Groups effects = this;
     // The shard's list of open files runs through them (no set entry per open).
     FileServer openPrev, openNext;
     boolean inOpenList;
@@ -348,7 +347,7 @@ final class FileServer implements FileAllocation.Groups {
 
     private void onGetBlocks(FileActor.GetBlocks m) {
         volume.countMessage();
-        FileAllocation a = new FileAllocation(file, policy, volume, preallocMin, effects, m.logicalBlock(),
+        FileAllocation a = new FileAllocation(file, policy, volume, preallocMin, this, m.logicalBlock(),
                 m.maxBlocks(), m.create());
         allocating = m;
         steps = a;
@@ -376,7 +375,7 @@ final class FileServer implements FileAllocation.Groups {
                         + " of the batch is null")));
                 return;
             }
-            steps = new FileAllocation(file, policy, volume, preallocMin, effects, r.logicalBlock(), r.maxBlocks(),
+            steps = new FileAllocation(file, policy, volume, preallocMin, this, r.logicalBlock(), r.maxBlocks(),
                     r.create());
             FileAllocation.Step s = steps.start();
             if (!(s instanceof FileAllocation.Answer a)) {
@@ -469,7 +468,7 @@ final class FileServer implements FileAllocation.Groups {
     }
 
     private void release(List<Extent> extents, Runnable apply, ActorRef<Reply<Long>> replyTo) {
-        Map<Integer, List<Extent>> byGroup = FileActor.splitByGroup(geometry, extents);
+        Map<Integer, List<Extent>> byGroup = ExtentChecks.splitByGroup(geometry, extents);
         if (byGroup.isEmpty()) {
             apply.run();
             replyTo.tell(Reply.ok(0L));
@@ -535,7 +534,7 @@ final class FileServer implements FileAllocation.Groups {
         Extent pre = file.dropPrealloc();
         int windowGroup = file.windowGroup;
         boolean together = pre != null && windowGroup == geometry.groupOf(pre.start()); // one message does both
-        if (windowGroup >= 0 && !together) effects.discardWindow(windowGroup, file.id);
+        if (windowGroup >= 0 && !together) discardWindow(windowGroup, file.id);
         file.windowDiscarded();
         volume.fileClosed(file.homeGroup);
         if (pre != null)
@@ -565,12 +564,12 @@ final class FileServer implements FileAllocation.Groups {
 
     private void dropPrealloc() {
         Extent e = file.dropPrealloc();
-        if (e != null) effects.unclaim(e);
+        if (e != null) unclaim(e);
     }
 
     private void discardWindow() {
         dropPrealloc();
-        if (file.windowGroup >= 0) effects.discardWindow(file.windowGroup, file.id);
+        if (file.windowGroup >= 0) discardWindow(file.windowGroup, file.id);
         file.windowDiscarded();
     }
 }

@@ -79,14 +79,12 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
     private final int index;
     private final int shards;
     private final long ownActorAfterBlocks;
-    private int ownActors;
     private AllocationPolicy policy;
     private final Map<String, FileServer> byName = new HashMap<>();
     private final Map<Long, FileServer> byId = new HashMap<>();
     private final List<FileServer> waitingForDrop = new ArrayList<>();
     /** Files with at least one writer, the ones that hold windows and preallocations, as a list through them. */
     private FileServer openHead;
-    private int openCount;
     private final ActorRef<Long> droppedAdapter;
     private final FileServer.Driver driver;
     private long nextLocalId = 1;
@@ -216,7 +214,6 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         } else if (s.ownActor == null && provenStream(s)) {
             s.ownActor = getContext().spawnAnonymous(FileActor.create(s, getContext().getSelf(), allocator, groups));
             getContext().watchWith(s.ownActor, new OwnActorStopped(s, s.ownActor));
-            ownActors++;
         }
         if (s.ownActor != null) {
             s.ownActor.tell(new FileActor.Open(m.replyTo()));
@@ -244,7 +241,6 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         s.openNext = openHead;
         if (openHead != null) openHead.openPrev = s;
         openHead = s;
-        openCount++;
     }
 
     private void unlinkOpen(FileServer s) {
@@ -254,12 +250,11 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         else openHead = s.openNext;
         if (s.openNext != null) s.openNext.openPrev = s.openPrev;
         s.openPrev = s.openNext = null;
-        openCount--;
     }
 
     /** A copy of the open files: serving one may close it, which unlinks it. */
     private List<FileServer> openFiles() {
-        List<FileServer> out = new ArrayList<>(openCount);
+        List<FileServer> out = new ArrayList<>();
         for (FileServer s = openHead; s != null; s = s.openNext) out.add(s);
         return out;
     }
@@ -281,7 +276,6 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         if (s.ownActor == null || !s.ownActor.equals(m.actor())) return; // passivated: the shard took it back
         getContext().getLog().error("the actor of file {} stopped unexpectedly; the file is closed", s.file.name);
         s.ownActor = null;
-        ownActors--;
         unlinkOpen(s);
         s.resume(driver);
         s.shutdown(new AllocationException.Failed("the actor of file " + s.file.name + " stopped unexpectedly"));
@@ -297,7 +291,6 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         FileServer s = p.server();
         if (s.ownActor == null || !s.ownActor.equals(p.actor())) return;
         s.ownActor = null;
-        ownActors--;
         unlinkOpen(s);
         p.actor().tell(FileActor.Stop.INSTANCE);
         s.resume(driver);
@@ -353,7 +346,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
     /** Hosted files give back their preallocations here; files with an actor of their own answer the round themselves. */
     private void onDropPrealloc(DropPrealloc m) {
         List<Extent> returned = new ArrayList<>();
-        List<ActorRef<?>> alsoFrom = new ArrayList<>(ownActors);
+        List<ActorRef<?>> alsoFrom = new ArrayList<>();
         for (FileServer s : openFiles()) {
             if (s.ownActor != null) {
                 s.ownActor.tell(new FileActor.DropPrealloc(m.replyTo()));
@@ -379,7 +372,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
     private void onShutdown(Shutdown m) {
         closed = true;
         AllocationException c = new AllocationException.Closed("the allocator closed before this request was served");
-        List<ActorRef<FileActor.Command>> own = new ArrayList<>(ownActors);
+        List<ActorRef<FileActor.Command>> own = new ArrayList<>();
         for (FileServer s : byId.values()) {
             if (s.ownActor != null) own.add(s.ownActor);
             else s.shutdown(c);

@@ -207,7 +207,7 @@ public final class GlobalLockAllocator implements BlockAllocator {
 
     /** Checks the extents in every group, then frees them; throws, freeing nothing, if any group refuses. */
     private long freeAllOrNone(List<Extent> extents) {
-        Map<Integer, List<Extent>> byGroup = FileActor.splitByGroup(geometry, extents);
+        Map<Integer, List<Extent>> byGroup = ExtentChecks.splitByGroup(geometry, extents);
         for (var e : byGroup.entrySet()) {
             AllocationException bad = groups[e.getKey()].checkFree(e.getValue());
             if (bad != null) throw bad;

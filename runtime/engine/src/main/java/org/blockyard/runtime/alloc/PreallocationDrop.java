@@ -106,7 +106,7 @@ final class PreallocationDrop extends AbstractBehavior<PreallocationDrop.Command
     }
 
     private Behavior<Command> freeReturned() {
-        byGroup = FileActor.splitByGroup(geometry, returned);
+        byGroup = ExtentChecks.splitByGroup(geometry, returned);
         if (byGroup.isEmpty()) {
             replyTo.tell(0L);
             return Behaviors.stopped();

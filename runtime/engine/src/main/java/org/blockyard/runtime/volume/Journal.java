@@ -53,7 +53,6 @@ public final class Journal {
     /** What the journal did, for benchmarks and tests. */
     public record Stats(long records, long transactions, long loggedBlocks, long forces, long checkpoints) {}
 
-    private final FileChannel channel;
     /** Where the log's and the checkpoints' blocks go: the channel until the volume's I/O queue runs. */
     private volatile LogWriter log;
     private final Metadata meta;
@@ -87,7 +86,6 @@ public final class Journal {
     private long records, transactions, loggedBlocks, forces, checkpoints;
 
     Journal(FileChannel channel, Metadata meta, Settings settings, long position, long nextSeq) {
-        this.channel = channel;
         this.log = LogWriter.direct(channel);
         this.meta = meta;
         this.layout = meta.layout;

@@ -61,9 +61,10 @@ abstract class LogWriter {
         private final int maxBytes; // the queue's max_sectors: a longer write goes as several requests
         private final LogWriter fallback;
         private final long owner;
-        private final List<CompletableFuture<?>> pending = new ArrayList<>();
-        private final List<ByteBuffer> pendingData = new ArrayList<>();
-        private final List<Long> pendingAt = new ArrayList<>();
+        /** A write submitted and not yet known to be done: its bytes are kept for a closed queue's refusal. */
+        private record Pending(CompletableFuture<?> done, ByteBuffer data, long at) {}
+
+        private final List<Pending> pending = new ArrayList<>();
         private long nextId = 1;
         private boolean queueClosed;
 
@@ -86,9 +87,7 @@ abstract class LogWriter {
                 b.position(b.position() + n);
                 IoRequest r = new IoRequest(nextId++, pos / IoRequest.SECTOR_BYTES, n / IoRequest.SECTOR_BYTES,
                         IoOp.WRITE, EnumSet.of(home ? IoFlag.META : IoFlag.SYNC), owner, copy);
-                pending.add(queue.submit(r).toCompletableFuture());
-                pendingData.add(copy.duplicate());
-                pendingAt.add(pos);
+                pending.add(new Pending(queue.submit(r).toCompletableFuture(), copy.duplicate(), pos));
                 pos += n;
             }
         }
@@ -99,14 +98,12 @@ abstract class LogWriter {
                     : queue.submit(new IoRequest(nextId++, 0, 0, IoOp.FLUSH, EnumSet.noneOf(IoFlag.class), owner, null))
                             .toCompletableFuture();
             boolean redone = false;
-            for (int i = 0; i < pending.size(); i++) {
-                if (await(pending.get(i))) continue;
-                fallback.write(pendingData.get(i), pendingAt.get(i), false); // the queue closed before it: write it here
+            for (Pending p : pending) {
+                if (await(p.done())) continue;
+                fallback.write(p.data(), p.at(), false); // the queue closed before it: write it here
                 redone = true;
             }
             pending.clear();
-            pendingData.clear();
-            pendingAt.clear();
             if (flush == null || !await(flush) || redone) fallback.force();
         }
 
