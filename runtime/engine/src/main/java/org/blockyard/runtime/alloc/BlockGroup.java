@@ -355,6 +355,14 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
      * into ({@link #contends}) should wait until it is done.
      */
     public final class WindowSearch {
+        /**
+         * What one slide of the window costs against a slice's word budget. Booking the next candidate (a
+         * gap search among the booked windows and two tree updates) took about 0.3 us in {@code bench
+         * stall} (2,000 slides in 650 us), against about a nanosecond per bitmap word, so a budget of
+         * words alone let one message run a whole 2,000-slide search: the stretch is only 500 words long.
+         * Charged as 16 words, a default slice of 512 words makes at most 32 slides, about 10 us.
+         */
+        static final int SLIDE_WORDS = 16;
         final Request request;
         final long goal;
         final int size;
@@ -416,6 +424,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
                 // The window slides to where free space is; the next candidate is booked at once, so
                 // the space stays provisional between slices. The slice goes on while its budget lasts.
                 if (!book(free)) return true;
+                budgetEnd -= SLIDE_WORDS;
                 if (!toEnd && bitmap.wordsExamined() >= budgetEnd) return false;
             }
         }

@@ -101,4 +101,22 @@ class ProvisionalWindowTest {
         assertTrue(slices > HOLDERS, "slices: " + slices);
         assertEquals(whole.windowOf(1), sliced.windowOf(1));
     }
+
+    /**
+     * A slice bounds its time, not only its bitmap words: the stretch is only about 500 words long, so a
+     * word budget alone would let the default slice (512 words) run all 2000 slides in one message. Each
+     * slide is charged as {@link BlockGroup.WindowSearch#SLIDE_WORDS} words.
+     */
+    @Test
+    void aSliceStopsAfterABoundedNumberOfSlides() {
+        BlockGroup group = fragmentedGroup(new VolumeState(Geometry.of(4096, 1 << 20, 1 << 20)));
+        long base = group.firstDataBlock() + 1000;
+        BlockGroup.WindowSearch s = group.begin(new BlockGroup.Request(1, base, 1, 0, 8, 0, 0, true, false)).search();
+        int words = 512, slices = 1;
+        while (!s.run(words, false)) slices++;
+        int maxSlidesPerSlice = words / BlockGroup.WindowSearch.SLIDE_WORDS + 1;
+        assertTrue(slices >= HOLDERS / maxSlidesPerSlice,
+                "2000 slides in " + slices + " slices: more than " + maxSlidesPerSlice + " slides in one");
+        assertTrue(group.finish(s).allocated());
+    }
 }
