@@ -155,6 +155,22 @@ public final class Latency {
         return m;
     }
 
+    /**
+     * The raw samples corrected as a client that meant to call every {@code intervalNanos}, whatever it
+     * managed: {@code {expected_interval_us, p50, p90, p99, p999, max, calls_added}}. Two loads corrected
+     * with the same interval are compared at the same offered rate; each one's own mean interval
+     * ({@link #correctClosedLoop}) corrects a faster client more harshly for the same stall.
+     */
+    public Map<String, Object> correctedAtMicros(long intervalNanos) {
+        if (intervalNanos < 1) throw new IllegalArgumentException("expected interval must be at least 1 ns");
+        Histogram h = raw.copyCorrectedForCoordinatedOmission(intervalNanos);
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("expected_interval_us", round(intervalNanos / 1000.0));
+        m.putAll(percentiles(h));
+        m.put("calls_added", h.getTotalCount() - raw.getTotalCount());
+        return m;
+    }
+
     private static Map<String, Object> percentiles(Histogram h) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("p50", round(h.getValueAtPercentile(50) / 1000.0));

@@ -50,8 +50,12 @@ import org.blockyard.runtime.alloc.ReservationPolicy;
  *
  * <p>Both allocators are driven through {@link BlockAllocator}: the lock's clients on plain threads (each
  * call runs on the caller's thread), the actors' clients as chains of asks started inside the actor
- * system (no thread hand-off per call). Client latencies are corrected for coordinated omission as
- * closed loops (each client's expected interval is its mean interval between calls).
+ * system (no thread hand-off per call). Client latencies are corrected for coordinated omission twice:
+ * as closed loops (each client's expected interval is its own mean interval between calls), and at one
+ * common interval for every client of both allocators ({@code client_latency_common_us}). The first
+ * punishes the faster side: a 4 ms stall adds 4,000 calls to a client that calls every microsecond and
+ * 400 to one that calls every 10. The second compares both at the same offered rate, as a load that
+ * meant to call that often would have seen them.
  */
 public final class Stall {
     private Stall() {}
@@ -76,10 +80,13 @@ public final class Stall {
      * @param searchSlides  windows in the victim group's fragmented stretch: how often each search slides
      * @param fileBlocks    a client's file is truncated and rewritten when it reaches this
      * @param seed          draws the strides of the fragmented stretch
+     * @param commonIntervalNanos  every client of both allocators is also corrected as one that meant to
+     *                      call this often ({@code client_latency_common_us}); 0 = not reported
      */
     public record Spec(int clients, long callsPerClient, int victimEvery, double victimPerSecond, int searchSlides,
-                       int blocksPerGroup, int chunkBlocks, int fileBlocks, long seed) {
+                       int blocksPerGroup, int chunkBlocks, int fileBlocks, long seed, long commonIntervalNanos) {
         public Spec {
+            if (commonIntervalNanos < 0) throw new IllegalArgumentException("--expected-interval must be 0 (unused) or more");
             if (clients < 1) throw new IllegalArgumentException("--clients must be at least 1");
             if (callsPerClient < 1) throw new IllegalArgumentException("--calls must be at least 1");
             if (victimEvery < 0) throw new IllegalArgumentException("--victim-every must be 0 (all the time) or more");
@@ -142,6 +149,8 @@ public final class Stall {
         row.put("client_calls", r.clients.count());
         row.put("client_calls_per_s", r.clients.count() / seconds);
         row.put("client_latency_us", r.clients.summaryMicros());
+        if (spec.commonIntervalNanos() > 0)
+            row.put("client_latency_common_us", r.clients.correctedAtMicros(spec.commonIntervalNanos()));
         row.put("victim_searches", r.victim.count());
         row.put("victim_searches_per_s", r.victim.count() / seconds);
         row.put("client_calls_per_search", r.victim.count() == 0 ? 0.0 : (double) r.clients.count() / r.victim.count());

@@ -57,6 +57,12 @@ public final class StallCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "1", description = "seed for the victim group's stretch (default ${DEFAULT-VALUE})")
     long seed;
 
+    @Option(names = "--expected-interval-us", defaultValue = "10",
+            description = "also correct every client of both allocators as one meant to call this often, in"
+                    + " microseconds: both compared at one offered rate (default ${DEFAULT-VALUE}: about what the"
+                    + " global lock sustains per client here with the default victim); 0 = not reported")
+    double expectedIntervalUs;
+
     @Mixin
     RunOptions run;
 
@@ -71,14 +77,18 @@ public final class StallCommand implements Callable<Integer> {
         BadOption.atLeast("--search-slides", searchSlides, 1);
         BadOption.atLeast("--chunk-blocks", chunkBlocks, 1);
         BadOption.atLeast("--file-blocks", fileBlocks, chunkBlocks);
+        if (!(expectedIntervalUs >= 0) || Double.isInfinite(expectedIntervalUs))
+            throw new BadOption("--expected-interval-us", expectedIntervalUs, "must be 0 (not reported) or more microseconds");
+        long commonNanos = expectedIntervalUs == 0 ? 0 : Math.max(1, Math.round(expectedIntervalUs * 1000));
         Stall.Spec spec = new Stall.Spec(clients, calls, victimEvery, victimPerSecond, searchSlides, blocksPerGroup, chunkBlocks,
-                fileBlocks, seed);
+                fileBlocks, seed, commonNanos);
         List<Map<String, Object>> rows = run.measure(allocators, a -> Stall.run(spec, a, config));
         Report.table(run.out(), rows, Report.columns("allocator", "clients", "victim_every", "victim_per_s",
                 "victim_searches", "victim_searches_per_s", "client_calls_per_search", "client_calls_per_s", "client_latency_us.raw.p50",
                 "client_latency_us.raw.p90", "client_latency_us.raw.p99", "client_latency_us.raw.p999",
                 "client_latency_us.corrected.p50", "client_latency_us.corrected.p90", "client_latency_us.corrected.p99",
-                "client_latency_us.corrected.p999", "client_latency_us.raw.max", "victim_search_us.raw.p50",
+                "client_latency_us.corrected.p999", "client_latency_common_us.p99", "client_latency_common_us.p999",
+                "client_latency_us.raw.max", "victim_search_us.raw.p50",
                 "elapsed_s"));
         Map<String, Object> ratios = ratios(rows);
         if (!ratios.isEmpty()) {
@@ -100,11 +110,12 @@ public final class StallCommand implements Callable<Integer> {
         Map<String, Object> out = new LinkedHashMap<>();
         if (actors == null || lock == null) return out;
         out.put("throughput_actors_over_lock", ratio(actors.get("client_calls_per_s"), lock.get("client_calls_per_s")));
-        for (String kind : List.of("corrected", "raw")) {
+        for (String kind : List.of("common", "corrected", "raw")) {
+            String key = kind.equals("common") ? "client_latency_common_us." : "client_latency_us." + kind + ".";
             for (String p : List.of("p99", "p999")) {
-                Object l = Report.get(lock, "client_latency_us." + kind + "." + p);
-                Object a = Report.get(actors, "client_latency_us." + kind + "." + p);
-                out.put(kind + "_" + p + "_lock_over_actors", ratio(l, a));
+                Object l = Report.get(lock, key + p);
+                Object a = Report.get(actors, key + p);
+                if (l != null && a != null) out.put(kind + "_" + p + "_lock_over_actors", ratio(l, a));
             }
         }
         return out;

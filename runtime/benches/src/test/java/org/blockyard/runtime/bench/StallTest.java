@@ -15,7 +15,7 @@ import org.blockyard.runtime.config.BlockyardConfig;
 class StallTest {
     private static final Config CONFIG = BlockyardConfig.load();
     /** 2 clients of 2,000 calls, one search past 200 windows per 10 client calls, 8,192-block groups. */
-    private static final Stall.Spec SPEC = new Stall.Spec(2, 2_000, 10, 0, 200, 8192, 1, 512, 7);
+    private static final Stall.Spec SPEC = new Stall.Spec(2, 2_000, 10, 0, 200, 8192, 1, 512, 7, 10_000);
 
     @Test
     void bothAllocatorsCountEveryCallAndCorrectedPercentilesAreNeverBelowRawOnes() {
@@ -47,10 +47,33 @@ class StallTest {
         assertTrue(correctedP999 <= longestWait, "no corrected call waits longer than the longest stall");
     }
 
+    /**
+     * The common correction is HdrHistogram's at the given interval over the raw samples: each sample of
+     * {@code v} adds one call per interval below it. A recorded stall of 1 ms at 10 us adds 99 calls.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void theCommonCorrectionAddsOneCallPerIntervalOfEachStall() {
+        Latency l = new Latency();
+        for (int i = 0; i < 999; i++) l.record(1_000);
+        l.record(1_000_000);
+        Map<String, Object> at10 = l.correctedAtMicros(10_000);
+        assertEquals(99L, at10.get("calls_added"));
+        assertEquals(10.0, at10.get("expected_interval_us"));
+        // 1,099 samples: the 100 from the stall (1 ms down to 10 us) are the slowest 9.1%.
+        assertTrue((Double) at10.get("p99") > 100, at10.toString());
+        assertTrue((Double) l.correctedAtMicros(1_000_000).get("p99") < 2, "at 1 ms nothing is added below the stall");
+
+        Map<String, Object> row = Stall.run(SPEC, Stall.GLOBAL_LOCK, CONFIG);
+        Map<String, Object> common = (Map<String, Object>) row.get("client_latency_common_us");
+        assertEquals(10.0, common.get("expected_interval_us"), row.toString());
+        assertTrue((Double) common.get("p999") >= (Double) Report.get(row, "client_latency_us.raw.p999"), row.toString());
+    }
+
     @Test
     void aSpecThatCannotFitItsStretchIsRefused() {
         try {
-            new Stall.Spec(1, 1, 100, 0, 2000, 8192, 1, 512, 1);
+            new Stall.Spec(1, 1, 100, 0, 2000, 8192, 1, 512, 1, 0);
         } catch (IllegalArgumentException expected) {
             assertTrue(expected.getMessage().contains("--blocks-per-group"), expected.getMessage());
             return;
