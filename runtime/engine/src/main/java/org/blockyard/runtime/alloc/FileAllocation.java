@@ -95,15 +95,25 @@ final class FileAllocation {
         return null;
     }
 
-    Step start() {
+    /**
+     * What {@link #start} answers without a group, computed without building the machine: a refusal, a
+     * mapped run, a hole ({@code create} false) or a preallocation hit; null when a group must be asked.
+     * Most appends of a file with a window end here, so a driver tries this first.
+     */
+    static Reply<BlockRun> atOnce(FileState file, long logical, int maxBlocks, boolean create) {
         AllocationException bad = checkRange(file, "getBlocks", logical, maxBlocks);
-        if (bad != null) return fail(bad);
+        if (bad != null) return Reply.fail(bad);
         BlockRun mapped = file.lookup(logical, maxBlocks);
-        if (mapped != null) return ok(mapped);
-        if (!create) return ok(new BlockRun(logical, -1, 0, false, false));
+        if (mapped != null) return Reply.ok(mapped);
+        if (!create) return Reply.ok(new BlockRun(logical, -1, 0, false, false));
+        BlockRun pre = file.takePrealloc(logical, file.holeLength(logical, maxBlocks));
+        return pre != null ? Reply.ok(pre) : null;
+    }
+
+    Step start() {
+        Reply<BlockRun> now = atOnce(file, logical, maxBlocks, create);
+        if (now != null) return new Answer(now);
         count = file.holeLength(logical, maxBlocks);
-        BlockRun pre = file.takePrealloc(logical, count);
-        if (pre != null) return ok(pre);
         dropPrealloc(); // not sequential: its preallocation would only be in the way
         goal = policy.goal(logical, file.lastLogical, file.lastPhysical, file.precedingPhysical(logical),
                 file.homeGroup, volume);

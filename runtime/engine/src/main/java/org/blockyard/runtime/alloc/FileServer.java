@@ -347,6 +347,11 @@ final class FileServer implements FileAllocation.Groups {
 
     private void onGetBlocks(FileActor.GetBlocks m) {
         volume.countMessage();
+        Reply<BlockRun> now = FileAllocation.atOnce(file, m.logicalBlock(), m.maxBlocks(), m.create());
+        if (now != null) {
+            m.replyTo().tell(now);
+            return;
+        }
         FileAllocation a = new FileAllocation(file, policy, volume, preallocMin, this, m.logicalBlock(),
                 m.maxBlocks(), m.create());
         allocating = m;
@@ -375,14 +380,18 @@ final class FileServer implements FileAllocation.Groups {
                         + " of the batch is null")));
                 return;
             }
-            steps = new FileAllocation(file, policy, volume, preallocMin, this, r.logicalBlock(), r.maxBlocks(),
-                    r.create());
-            FileAllocation.Step s = steps.start();
-            if (!(s instanceof FileAllocation.Answer a)) {
-                step(s);
-                return;
+            Reply<BlockRun> now = FileAllocation.atOnce(file, r.logicalBlock(), r.maxBlocks(), r.create());
+            if (now == null) {
+                steps = new FileAllocation(file, policy, volume, preallocMin, this, r.logicalBlock(), r.maxBlocks(),
+                        r.create());
+                FileAllocation.Step s = steps.start();
+                if (!(s instanceof FileAllocation.Answer a)) {
+                    step(s);
+                    return;
+                }
+                now = a.reply();
             }
-            if (!batchAnswer(a.reply())) return;
+            if (!batchAnswer(now)) return;
         }
         endBatch(Reply.ok(List.copyOf(batchRuns)));
     }

@@ -131,6 +131,8 @@ public final class GlobalLockAllocator implements BlockAllocator {
     public BlockRun getBlocks(FileState f, long logical, int max, boolean create) {
         lock.lock();
         try {
+            Reply<BlockRun> now = FileAllocation.atOnce(f, logical, max, create);
+            if (now != null) return now.get();
             FileAllocation a = new FileAllocation(f, policy, volume, preallocMin, effects, logical, max, create);
             FileAllocation.Step s = a.start();
             while (true) {
