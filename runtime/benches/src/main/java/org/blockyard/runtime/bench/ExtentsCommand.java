@@ -1,6 +1,8 @@
 package org.blockyard.runtime.bench;
 
+import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -72,6 +74,9 @@ public final class ExtentsCommand implements Callable<Integer> {
     long seed;
 
     @Mixin
+    PlotOption plot;
+
+    @Mixin
     RunOptions run;
 
     @Override
@@ -91,6 +96,7 @@ public final class ExtentsCommand implements Callable<Integer> {
         if (!(fill > 0 && fill < 1)) throw new BadOption("--fill", fill, "must be above 0 and below 1");
         if (!(overwrite >= 0)) throw new BadOption("--overwrite", overwrite, "must be 0 or more");
         BadOption.atLeast("--clients", clients, 1);
+        Path plots = plot.directory();
         PrintStream progress = run.quiet ? null : System.err;
         List<String> labels = new ArrayList<>();
         for (String shape : shapeList) for (long u : units) for (String a : allocators) labels.add(shape + " " + a.trim() + "@" + u);
@@ -112,6 +118,7 @@ public final class ExtentsCommand implements Callable<Integer> {
             FreeExtentHistogram.print(out, "free extents after " + shape + ", by size (count of extents of [size, 2 x size)):",
                     of, LABEL, "free_extent_histogram");
             out.println();
+            if (plots != null) plot(plots, shape, of, out);
         }
         run.writeJson(rows);
         return 0;
@@ -125,5 +132,20 @@ public final class ExtentsCommand implements Callable<Integer> {
         Report.table(out, rows, Report.columns("allocator", "unit_bytes", "clients", "allocations", "split_pct",
                 "extents_per_allocation", "extents_per_split_allocation", "short_allocations", "score_v3",
                 Latency.columns("alloc_latency_us"), "allocs_per_s", "elapsed_s"));
+    }
+
+    /** The three plots of one shape: latency CDF, the score and the allocation rate per round. */
+    static void plot(Path dir, String shape, List<Map<String, Object>> rows, PrintStream out) throws IOException {
+        String name = "extents-" + shape;
+        List<Path> written = List.of(
+                Plots.latencyCdf(dir, name + "-latency-cdf", "extents " + shape + ": allocate latency", "µs", rows,
+                        LABEL, "alloc_latency_cdf_us"),
+                Plots.overTime(dir, name + "-score", "extents " + shape + ": fragmentation score (v3) after each round",
+                        "round (0: the first fill)", "score (0 = one free extent, 1 = all single blocks)", rows, LABEL,
+                        "score_v3_by_round", 0, 1, false),
+                Plots.overTime(dir, name + "-allocs-per-s", "extents " + shape + ": allocations per second in each round",
+                        "round (0: the first fill)", "allocations/s (frees included in the time)", rows, LABEL,
+                        "allocs_per_s_by_round", 0, 1, true));
+        for (Path p : written) out.println("plot: " + p);
     }
 }

@@ -182,11 +182,15 @@ final class IoBench implements AutoCloseable {
         return o.json.tables();
     }
 
-    /** Results as one table ({@link Report#table}: transposed when wide); nested figures are left to the JSON. */
+    /**
+     * Results as one table ({@link Report#table}: transposed when wide); nested figures and series (CDFs,
+     * figures over time) are left to the JSON and the plots.
+     */
     static void print(PrintStream out, List<Map<String, Object>> results) {
         List<String> columns = new java.util.ArrayList<>();
         for (Map<String, Object> r : results)
             for (var e : r.entrySet()) {
+                if (e.getValue() instanceof List<?>) continue;
                 if (e.getValue() instanceof Map<?, ?> m) { // latency percentiles: the table shows p50 and p99
                     for (String p : List.of("p50", "p99"))
                         if (m.containsKey(p) && !columns.contains(e.getKey() + "." + p)) columns.add(e.getKey() + "." + p);
