@@ -5,11 +5,14 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Stack;
 
+import picocli.CommandLine.IParameterConsumer;
+import picocli.CommandLine.Model.ArgSpec;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 /**
  * Where a bench's JSON document goes ({@link BenchJson}), the options of every bench: {@code --json FILE},
@@ -22,39 +25,40 @@ import picocli.CommandLine.Spec;
 public final class JsonOutput {
     static final List<String> FORMATS = List.of("table", "json");
 
-    @Spec(Spec.Target.MIXEE)
-    CommandSpec command;
-
-    private Path file;
-    private String format; // null: not given (tables)
-
-    @Option(names = "--json", paramLabel = "FILE",
+    @Option(names = "--json", paramLabel = "FILE", parameterConsumer = Check.class,
             description = "write the figures as JSON to FILE; '-' for standard output, which then carries nothing else (docs/json.md)")
-    void json(Path file) {
-        this.file = file;
-        refuseBoth();
-    }
+    Path file;
 
-    @Option(names = "--output-format", paramLabel = "table|json",
+    @Option(names = "--output-format", paramLabel = "table|json", parameterConsumer = Check.class,
             description = "json: only the JSON document on standard output, as --json - (tables to standard error); "
                     + "table: the tables on standard output (the default)")
-    void outputFormat(String format) {
-        if (format != null && !FORMATS.contains(format))
-            throw refused(new BadOption("--output-format", format, "allowed are " + String.join(", ", FORMATS)));
-        this.format = format;
-        refuseBoth();
-    }
+    String format; // null: not given (tables)
 
-    private void refuseBoth() {
-        if ("json".equals(format) && file != null && !BenchJson.toStdout(file))
-            throw refused(new BadOption("--output-format", format, "puts the JSON on standard output; --json " + file
-                    + " writes it to a file: give one of them"));
-        if ("table".equals(format) && BenchJson.toStdout(file))
-            throw refused(new BadOption("--output-format", format, "puts the tables on standard output, where --json - puts the JSON"));
-    }
+    /** Takes the value of either option, and refuses a wrong format or a contradiction as the command line is read. */
+    static final class Check implements IParameterConsumer {
+        @Override
+        public void consumeParameters(Stack<String> args, ArgSpec arg, CommandSpec command) {
+            String option = ((OptionSpec) arg).longestName();
+            if (args.isEmpty())
+                throw new ParameterException(command.commandLine(), option + ": a value is needed (" + arg.paramLabel() + ")");
+            String value = args.pop();
+            boolean json = option.equals("--json");
+            if (!json && !FORMATS.contains(value))
+                throw refused(command, new BadOption("--output-format", value, "allowed are " + String.join(", ", FORMATS)));
+            Path file = json ? Path.of(value) : command.findOption("--json").getValue();
+            String format = json ? command.findOption("--output-format").getValue() : value;
+            if ("json".equals(format) && file != null && !BenchJson.toStdout(file))
+                throw refused(command, new BadOption("--output-format", format, "puts the JSON on standard output; --json "
+                        + file + " writes it to a file: give one of them"));
+            if ("table".equals(format) && BenchJson.toStdout(file))
+                throw refused(command, new BadOption("--output-format", format,
+                        "puts the tables on standard output, where --json - puts the JSON"));
+            arg.setValue(json ? file : value);
+        }
 
-    private ParameterException refused(BadOption why) {
-        return new ParameterException(command.commandLine(), why.getMessage());
+        private static ParameterException refused(CommandSpec command, BadOption why) {
+            return new ParameterException(command.commandLine(), why.getMessage());
+        }
     }
 
     /** The JSON's destination: a file, {@code -} for standard output, or null for none. */
