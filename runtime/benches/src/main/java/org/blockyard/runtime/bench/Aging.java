@@ -124,6 +124,20 @@ public final class Aging {
         }
     }
 
+    /** What a row of either workload starts with: what ran, on what, how long and with which seed. */
+    static Map<String, Object> header(String id, String shape, long unitBytes, long volumeBytes, int rounds, int clients,
+                                      long seed) {
+        Map<String, Object> row = Report.row();
+        row.put("allocator", id);
+        row.put("shape", shape);
+        row.put("unit_bytes", unitBytes);
+        row.put("volume_bytes", volumeBytes);
+        row.put("rounds", rounds);
+        row.put("clients", clients);
+        row.put("seed", seed);
+        return row;
+    }
+
     /**
      * The figures both workloads report: the calls of {@code t}, the score and the allocation rate after
      * each round (round 0 is the first fill), latency and the free-extent histogram at the end.
@@ -198,14 +212,7 @@ public final class Aging {
             long elapsedNanos = System.nanoTime() - t0;
             // One closed-loop client; its mean interval between allocations includes its frees.
             tally.latency.correctClosedLoop(elapsedNanos, 1);
-            Map<String, Object> row = Report.row();
-            row.put("allocator", id);
-            row.put("shape", AGING);
-            row.put("unit_bytes", spec.unitBytes());
-            row.put("volume_bytes", capacity * blockBytes);
-            row.put("rounds", spec.rounds());
-            row.put("clients", 1);
-            row.put("seed", spec.seed());
+            Map<String, Object> row = header(id, AGING, spec.unitBytes(), capacity * blockBytes, spec.rounds(), 1, spec.seed());
             putFigures(row, a, blockBytes, tally, scores, rates, elapsedNanos);
             return row;
         }

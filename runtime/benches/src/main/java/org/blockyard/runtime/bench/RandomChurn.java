@@ -109,14 +109,8 @@ public final class RandomChurn {
             c.tally.latency.correctClosedLoop(elapsedNanos, 1);
             all.add(c.tally);
         }
-        Map<String, Object> row = Report.row();
-        row.put("allocator", id);
-        row.put("shape", spec.shape());
-        row.put("unit_bytes", spec.unitBytes());
-        row.put("volume_bytes", capacity * blockBytes);
-        row.put("rounds", spec.rounds());
-        row.put("clients", spec.clients());
-        row.put("seed", spec.seed());
+        Map<String, Object> row = Aging.header(id, spec.shape(), spec.unitBytes(), capacity * blockBytes, spec.rounds(),
+                spec.clients(), spec.seed());
         Aging.putFigures(row, a, blockBytes, all, scores, rates, elapsedNanos);
         return row;
     }
