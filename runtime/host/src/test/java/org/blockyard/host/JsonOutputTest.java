@@ -79,6 +79,26 @@ class JsonOutputTest {
     }
 
     @Test
+    void outputFormatJsonPutsOnlyJsonOnStandardOutputForAnAllocatorBenchAndAnIoBench() throws Exception {
+        CommandLineErrorsTest.Run extents = CommandLineErrorsTest.run("bench", "extents", "--shape", "aging,random-2m",
+                "--allocator", "global-lock", "--volume-size", "512MiB", "--unit", "64KiB", "--rounds", "2",
+                "--overwrite", "0.2", "--no-warmup", "--output-format", "json");
+        assertEquals(0, extents.code(), extents.err());
+        JsonNode doc = only(extents.out());
+        assertDocumented(doc, "extents", "allocator", "shape", "score_v3_by_round", "free_extent_histogram");
+        assertEquals(2, doc.get("results").size());
+        assertEquals(3, doc.get("results").get(1).get("score_v3_by_round").size(), "the first fill and two rounds");
+        assertTrue(extents.err().contains("free extents after random-2m"), "tables and histograms went to standard error");
+
+        CommandLineErrorsTest.Run streaming = CommandLineErrorsTest.run("bench", "streaming", "--seconds", "2",
+                "--output-format", "json");
+        assertEquals(0, streaming.code(), streaming.err());
+        JsonNode row = only(streaming.out()).get("results").get(0);
+        assertEquals(2, row.get("read_mib_s_by_second").size());
+        assertTrue(row.get("read_clat_cdf_ms").isArray());
+    }
+
+    @Test
     void aFileGetsTheSameDocumentAndStandardOutputTheTable() throws Exception {
         Path file = dir.resolve("r.json");
         CommandLineErrorsTest.Run r = CommandLineErrorsTest.run("bench", "randomreads", "--seconds", "1",

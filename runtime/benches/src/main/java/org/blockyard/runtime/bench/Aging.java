@@ -28,6 +28,8 @@ import org.blockyard.runtime.alloc.GlobalLockAllocator;
 public final class Aging {
     public static final String BLOCKYARD = "blockyard";
     public static final String DYNAMIC_FIT = "dynamic-fit";
+    /** The churn shapes of {@code bench extents}: this class's, and {@link RandomChurn}'s two. */
+    public static final String AGING = "aging";
 
     public record Spec(long volumeBytes, long unitBytes, double high, double low, int rounds, long maxObjectBytes,
                        long chunkBytes, long maxExtentBytes, long seed) {
@@ -65,24 +67,107 @@ public final class Aging {
 
     /** One run of the workload against a fresh allocator {@code id}; {@code progress} may be null. */
     public static Map<String, Object> run(String id, Spec spec, Config config, PrintStream progress) {
+        Geometry geometry = geometry(spec.volumeBytes(), spec.unitBytes(), config);
+        try (ExtentAllocator a = open(id, geometry, config)) {
+            return new Run(a, spec, geometry.blockSizeBytes(), progress, id).go();
+        }
+    }
+
+    /**
+     * The volume of a run: the configured block size, group size and system zones, {@code volumeBytes}
+     * rounded down to whole groups (one at least), no journal and no stripes.
+     */
+    static Geometry geometry(long volumeBytes, long unitBytes, Config config) {
         AllocatorSettings base = AllocatorSettings.fromConfig(config, 0L + config.getInt("blockyard.volume.blocks-per-group"));
         Geometry proto = base.geometry();
         int blockBytes = proto.blockSizeBytes();
         int bpg = proto.blocksPerGroup();
-        long groups = Math.max(1, spec.volumeBytes() / ((long) blockBytes * bpg));
-        Geometry geometry = new Geometry(blockBytes, groups * bpg, bpg, proto.systemBlocksPerGroup(),
-                proto.journalBlocks(), 0, 0);
-        if (spec.unitBytes() % blockBytes != 0)
-            throw new IllegalArgumentException("unit of " + spec.unitBytes() + " bytes is not a multiple of the block ("
+        long groups = Math.max(1, volumeBytes / ((long) blockBytes * bpg));
+        if (unitBytes % blockBytes != 0)
+            throw new IllegalArgumentException("unit of " + unitBytes + " bytes is not a multiple of the block ("
                     + blockBytes + ")");
-        try (ExtentAllocator a = open(id, geometry, config)) {
-            return new Run(a, spec, blockBytes, progress, id).go();
+        return new Geometry(blockBytes, groups * bpg, bpg, proto.systemBlocksPerGroup(), proto.journalBlocks(), 0, 0);
+    }
+
+    /**
+     * What a client counts of its allocate calls: calls, those split (more extents than
+     * {@code ceil(want / maxExtent)}), their extents, those answered short, and latency. One per client,
+     * {@link #add}ed up at the end.
+     */
+    static final class Tally {
+        final Latency latency = new Latency();
+        long calls, splitCalls, extents, splitExtents, shortCalls;
+
+        /** One call for {@code want} blocks that answered {@code got} in {@code nanos}; answers the blocks got. */
+        long record(long want, long maxExtentBlocks, List<Extent> got, long nanos) {
+            latency.record(nanos);
+            calls++;
+            extents += got.size();
+            long pieces = maxExtentBlocks == 0 ? 1 : (want + maxExtentBlocks - 1) / maxExtentBlocks;
+            if (got.size() > pieces) {
+                splitCalls++;
+                splitExtents += got.size();
+            }
+            long n = 0;
+            for (Extent e : got) n += e.blocks();
+            if (n < want) shortCalls++;
+            return n;
         }
+
+        void add(Tally o) {
+            latency.merge(o.latency);
+            calls += o.calls;
+            splitCalls += o.splitCalls;
+            extents += o.extents;
+            splitExtents += o.splitExtents;
+            shortCalls += o.shortCalls;
+        }
+    }
+
+    /** What a row of either workload starts with: what ran, on what, how long and with which seed. */
+    static Map<String, Object> header(String id, String shape, long unitBytes, long volumeBytes, int rounds, int clients,
+                                      long seed) {
+        Map<String, Object> row = Report.row();
+        row.put("allocator", id);
+        row.put("shape", shape);
+        row.put("unit_bytes", unitBytes);
+        row.put("volume_bytes", volumeBytes);
+        row.put("rounds", rounds);
+        row.put("clients", clients);
+        row.put("seed", seed);
+        return row;
+    }
+
+    /**
+     * The figures both workloads report: the calls of {@code t}, the score and the allocation rate after
+     * each round (round 0 is the first fill), latency and the free-extent histogram at the end.
+     */
+    static void putFigures(Map<String, Object> row, ExtentAllocator a, int blockBytes, Tally t, List<Double> scores,
+                           List<Double> ratesPerSecond, long elapsedNanos) {
+        double elapsed = elapsedNanos / 1e9;
+        row.put("allocations", t.calls);
+        row.put("split_pct", 100.0 * t.splitCalls / Math.max(1, t.calls));
+        row.put("extents_per_allocation", (double) t.extents / Math.max(1, t.calls));
+        row.put("extents_per_split_allocation", t.splitCalls == 0 ? 0.0 : (double) t.splitExtents / t.splitCalls);
+        row.put("short_allocations", t.shortCalls);
+        row.put("score_v3", a.fragmentationScore());
+        row.put("score_v3_by_round", scores);
+        row.put("allocs_per_s", t.calls / elapsed);
+        row.put("allocs_per_s_by_round", ratesPerSecond);
+        row.put("alloc_latency_us", t.latency.summaryMicros());
+        row.put("alloc_latency_cdf_us", t.latency.cdfMicros());
+        row.put("free_extent_histogram", FreeExtentHistogram.of(a, blockBytes));
+        row.put("elapsed_s", elapsed);
+    }
+
+    static double round4(double v) {
+        return Math.round(v * 10000) / 10000.0;
     }
 
     private static final class Run {
         final ExtentAllocator a;
         final Spec spec;
+        final int blockBytes;
         final PrintStream progress;
         final String id;
         final Random rnd;
@@ -92,13 +177,13 @@ public final class Aging {
         final long maxExtentBlocks;
         final long capacity;
         final List<List<Extent>> objects = new ArrayList<>();
-        final Latency latency = new Latency();
+        final Tally tally = new Tally();
         long usedBlocks;
-        long calls, splitCalls, extents, shortCalls;
 
         Run(ExtentAllocator a, Spec spec, int blockBytes, PrintStream progress, String id) {
             this.a = a;
             this.spec = spec;
+            this.blockBytes = blockBytes;
             this.progress = progress;
             this.id = id;
             this.rnd = new Random(spec.seed());
@@ -112,35 +197,23 @@ public final class Aging {
 
         Map<String, Object> go() {
             long t0 = System.nanoTime();
-            double score = 0;
-            List<Double> scores = new java.util.ArrayList<>(); // the score over time: after each round's refill
+            List<Double> scores = new ArrayList<>(), rates = new ArrayList<>();
             for (int round = 0; round <= spec.rounds(); round++) {
+                long r0 = System.nanoTime(), calls0 = tally.calls;
                 if (round > 0) freeDownTo((long) (spec.low() * capacity));
                 fillTo((long) (spec.high() * capacity));
-                scores.add(Math.round(a.fragmentationScore() * 10000) / 10000.0);
-                if (round == spec.rounds()) score = a.fragmentationScore();
+                rates.add(Math.round((tally.calls - calls0) / ((System.nanoTime() - r0) / 1e9) * 10) / 10.0);
+                scores.add(round4(a.fragmentationScore()));
                 if (progress != null && (round % 5 == 0 || round == spec.rounds()))
                     progress.printf("  %s unit %d blocks: round %d/%d, %d calls, %.2f%% split, score %.4f%n", id, unit,
-                            round, spec.rounds(), calls, 100.0 * splitCalls / Math.max(1, calls), a.fragmentationScore());
+                            round, spec.rounds(), tally.calls, 100.0 * tally.splitCalls / Math.max(1, tally.calls),
+                            a.fragmentationScore());
             }
             long elapsedNanos = System.nanoTime() - t0;
-            double elapsed = elapsedNanos / 1e9;
             // One closed-loop client; its mean interval between allocations includes its frees.
-            latency.correctClosedLoop(elapsedNanos, 1);
-            Map<String, Object> row = Report.row();
-            row.put("allocator", id);
-            row.put("unit_bytes", spec.unitBytes());
-            row.put("volume_bytes", capacity * (spec.unitBytes() / unit));
-            row.put("rounds", spec.rounds());
-            row.put("seed", spec.seed());
-            row.put("allocations", calls);
-            row.put("split_pct", 100.0 * splitCalls / Math.max(1, calls));
-            row.put("extents_per_allocation", (double) extents / Math.max(1, calls));
-            row.put("short_allocations", shortCalls);
-            row.put("score_v3", score);
-            row.put("score_v3_by_round", scores);
-            row.put("alloc_latency_us", latency.summaryMicros());
-            row.put("elapsed_s", elapsed);
+            tally.latency.correctClosedLoop(elapsedNanos, 1);
+            Map<String, Object> row = header(id, AGING, spec.unitBytes(), capacity * blockBytes, spec.rounds(), 1, spec.seed());
+            putFigures(row, a, blockBytes, tally, scores, rates, elapsedNanos);
             return row;
         }
 
@@ -156,15 +229,7 @@ public final class Aging {
                     long want = Math.min(left, chunkBlocks);
                     long s = System.nanoTime();
                     List<Extent> got = a.allocate(want, unit, maxExtentBlocks, hint);
-                    latency.record(System.nanoTime() - s);
-                    calls++;
-                    extents += got.size();
-                    long pieces = maxExtentBlocks == 0 ? 1 : (want + maxExtentBlocks - 1) / maxExtentBlocks;
-                    if (got.size() > pieces) splitCalls++;
-                    long n = 0;
-                    for (Extent e : got) n += e.blocks();
-                    if (n < want) shortCalls++;
-                    written += n;
+                    written += tally.record(want, maxExtentBlocks, got, System.nanoTime() - s);
                     object.addAll(got);
                     if (got.isEmpty()) break;
                     hint = got.get(got.size() - 1).end();

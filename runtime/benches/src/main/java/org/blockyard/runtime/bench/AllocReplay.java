@@ -5,7 +5,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -20,7 +19,6 @@ import com.typesafe.config.Config;
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.BlockAllocator;
 import org.blockyard.api.alloc.Extent;
-import org.blockyard.api.alloc.FreeExtentPage;
 import org.blockyard.api.alloc.Geometry;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 import org.blockyard.runtime.alloc.AllocatorSettings;
@@ -211,26 +209,7 @@ public final class AllocReplay {
         row.put("allocs_per_s", requests.size() / seconds);
         row.put("alloc_latency_us", latency.summaryMicros());
         row.put("fragmentation_score_after", Math.round(a.fragmentationScore().toCompletableFuture().join() * 10000) / 10000.0);
-        row.put("free_extent_histogram", histogram(a, bs));
-    }
-
-    /** Free extents by size in Ceph's power-of-two buckets of bytes: "4096" counts extents of [4096, 8192). */
-    static Map<String, Long> histogram(BlockAllocator a, int bs) {
-        long[] counts = new long[64];
-        forEachFree(a, e -> counts[63 - Long.numberOfLeadingZeros(e.blocks() * bs)]++);
-        Map<String, Long> out = new LinkedHashMap<>();
-        for (int k = 0; k < 64; k++) if (counts[k] > 0) out.put(Long.toString(1L << k), counts[k]);
-        return out;
-    }
-
-    /** Every free extent of the volume, ascending, a page of {@code freeExtents} at a time. */
-    static void forEachFree(BlockAllocator a, Consumer<Extent> each) {
-        long from = 0, to = a.geometry().totalBlocks();
-        while (from >= 0 && from < to) {
-            FreeExtentPage p = a.freeExtents(from, to, 4096).toCompletableFuture().join();
-            p.extents().forEach(each);
-            from = p.nextCursor();
-        }
+        row.put("free_extent_histogram", FreeExtentHistogram.of(new BlockAllocatorAdapter(a, null), bs));
     }
 
     /**
@@ -258,7 +237,7 @@ public final class AllocReplay {
         root.put("alloc_unit", bs);
         root.put("capacity", g.totalBlocks() * bs);
         ArrayNode ext = root.putArray("extents");
-        forEachFree(a, e -> {
+        new BlockAllocatorAdapter(a, null).forEachFree(e -> {
             ObjectNode n = ext.addObject();
             n.put("offset", "0x" + Long.toHexString(e.start() * bs));
             n.put("length", "0x" + Long.toHexString(e.blocks() * bs));

@@ -19,13 +19,14 @@ import picocli.CommandLine.Model.OptionSpec;
  * The one JSON shape every benchmark writes (docs/json.md): an object with {@code bench} (the command's
  * name), {@code parameters} (every option of the run, by long name with {@code -} as {@code _}, sizes in
  * bytes), {@code results} (a list of rows, field names as in the tables) and, for benchmarks that compare
- * their rows, {@code summary}. With {@code --json -} the document is all that goes to standard output; the
- * tables go to standard error.
+ * their rows, {@code summary}. With {@code --json -} (or {@code --output-format json}, {@link JsonOutput}) the
+ * document is all that goes to standard output; the tables go to standard error.
  */
 public final class BenchJson {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     /** Options that say where output goes, not what was measured. */
-    private static final Set<String> NOT_PARAMETERS = Set.of("json", "quiet", "progress", "debug", "help", "version");
+    private static final Set<String> NOT_PARAMETERS = Set.of("json", "output_format", "plot", "quiet", "progress", "debug", "help",
+            "version");
 
     private BenchJson() {}
 

@@ -3,10 +3,12 @@ package org.blockyard.runtime.bench;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Consumer;
 
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.BlockAllocator;
 import org.blockyard.api.alloc.Extent;
+import org.blockyard.api.alloc.FreeExtentPage;
 
 /** Any {@link BlockAllocator} as an {@link ExtentAllocator}: each call waits for its stage. */
 public final class BlockAllocatorAdapter implements ExtentAllocator {
@@ -41,6 +43,17 @@ public final class BlockAllocatorAdapter implements ExtentAllocator {
     @Override
     public long freeBlocks() {
         return join(allocator.freeBlocks());
+    }
+
+    /** A page of {@code freeExtents} at a time. */
+    @Override
+    public void forEachFree(Consumer<Extent> each) {
+        long from = 0, to = allocator.geometry().totalBlocks();
+        while (from >= 0 && from < to) {
+            FreeExtentPage p = join(allocator.freeExtents(from, to, 4096));
+            p.extents().forEach(each);
+            from = p.nextCursor();
+        }
     }
 
     @Override

@@ -53,9 +53,8 @@ public final class CrashBenchCommand implements Callable<Integer> {
     @Option(names = "--volume-size", defaultValue = "1GiB", converter = Sizes.Converter.class, description = "size of the volume (default ${DEFAULT-VALUE})")
     long volumeSize;
 
-    @Option(names = "--json", paramLabel = "FILE",
-            description = "write the figures as JSON to FILE; '-' for standard output, which then carries nothing else (docs/json.md)")
-    Path json;
+    @picocli.CommandLine.Mixin
+    JsonOutput json;
 
     @Option(names = {"-q", "--quiet"}, description = "no line per kill on standard error")
     boolean quiet;
@@ -152,11 +151,11 @@ public final class CrashBenchCommand implements Callable<Integer> {
         recovery.put("p50", sorted.get(sorted.size() / 2));
         recovery.put("max", sorted.get(sorted.size() - 1));
         row.put("recovery_ms", recovery);
-        java.io.PrintStream out = BenchJson.tables(json);
+        java.io.PrintStream out = json.tables();
         Report.table(out, List.of(row), List.of("kills", "acknowledged", "lost_acknowledged_allocations",
                 "undone_acknowledged_frees", "blocks_owned_twice", "fsck_problems", "recovery_ms.p50", "recovery_ms.max"));
         for (String f : findings) out.println(f);
-        BenchJson.write(json, BenchJson.document(spec, List.of(row), null));
+        json.write(spec, List.of(row), null);
         return lost + undone + ownedTwice + fsckProblems == 0 ? 0 : 1;
     }
 

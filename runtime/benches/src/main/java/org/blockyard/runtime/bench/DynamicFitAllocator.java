@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
@@ -27,7 +28,7 @@ import org.blockyard.runtime.alloc.FragmentationScore;
  * {@code ff_max_search_count} and {@code ff_max_search_bytes}), then best fit. Pieces start on a unit
  * boundary. The hint is ignored, as in Ceph.
  *
- * <p>Not thread-safe: the benchmark drives it from one thread.
+ * <p>Every call holds the allocator's monitor, as every call of AvlAllocator holds its mutex.
  */
 public final class DynamicFitAllocator implements ExtentAllocator {
     private static final long BF_THRESHOLD_BYTES = 128 * 1024;
@@ -63,7 +64,7 @@ public final class DynamicFitAllocator implements ExtentAllocator {
     }
 
     @Override
-    public List<Extent> allocate(long wantBlocks, int unitBlocks, long maxExtentBlocks, long hint) {
+    public synchronized List<Extent> allocate(long wantBlocks, int unitBlocks, long maxExtentBlocks, long hint) {
         List<Extent> out = new ArrayList<>();
         long got = 0;
         while (got < wantBlocks) {
@@ -148,7 +149,7 @@ public final class DynamicFitAllocator implements ExtentAllocator {
     }
 
     @Override
-    public void release(List<Extent> extents) {
+    public synchronized void release(List<Extent> extents) {
         for (Extent x : extents) {
             long s = x.start(), end = x.end();
             Map.Entry<Long, Long> left = byStart.floorEntry(s);
@@ -187,13 +188,18 @@ public final class DynamicFitAllocator implements ExtentAllocator {
     }
 
     @Override
-    public double fragmentationScore() {
+    public synchronized double fragmentationScore() {
         return score.score();
     }
 
     @Override
-    public long freeBlocks() {
+    public synchronized long freeBlocks() {
         return freeBlocks;
+    }
+
+    @Override
+    public synchronized void forEachFree(Consumer<Extent> each) {
+        byStart.forEach((s, e) -> each.accept(new Extent(s, e - s)));
     }
 
     @Override

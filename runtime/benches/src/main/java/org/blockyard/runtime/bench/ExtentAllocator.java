@@ -1,6 +1,7 @@
 package org.blockyard.runtime.bench;
 
 import java.util.List;
+import java.util.function.Consumer;
 
 import org.blockyard.api.alloc.Extent;
 
@@ -25,6 +26,9 @@ public interface ExtentAllocator extends AutoCloseable {
     double fragmentationScore();
 
     long freeBlocks();
+
+    /** Hands every free extent to {@code each}, ascending; between calls of the others, not during one. */
+    void forEachFree(Consumer<Extent> each);
 
     @Override
     void close();

@@ -181,6 +181,29 @@ public final class Latency {
         return m;
     }
 
+    /** Where a CDF is sampled: the body every 5 percent, then the tail to the maximum (100). */
+    static final double[] CDF_PERCENTILES = {0, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 75, 80, 85, 90,
+            95, 97.5, 99, 99.5, 99.9, 99.95, 99.99, 99.999, 100};
+
+    /** The raw samples' distribution in microseconds, as {@link #cdf} gives it. */
+    public List<List<Double>> cdfMicros() {
+        return cdf(raw, 1000);
+    }
+
+    /**
+     * The distribution of {@code h} as {@code [percentile, value]} pairs at {@link #CDF_PERCENTILES}
+     * (percentile 0 is the minimum, 100 the maximum), values divided by {@code nanosPerUnit}: what a latency
+     * CDF is drawn from.
+     */
+    public static List<List<Double>> cdf(Histogram h, double nanosPerUnit) {
+        List<List<Double>> out = new java.util.ArrayList<>();
+        for (double p : CDF_PERCENTILES) {
+            long v = p == 0 ? h.getMinValue() : p == 100 ? h.getMaxValue() : h.getValueAtPercentile(p);
+            out.add(List.of(p, round(v / nanosPerUnit)));
+        }
+        return out;
+    }
+
     /**
      * Table columns for a summary stored under {@code key}: raw p50, p99, p99.9 and max, then corrected
      * p99 and p99.9 (a cell shows "-" where the summary is not corrected).

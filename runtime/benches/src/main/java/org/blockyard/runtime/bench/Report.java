@@ -123,34 +123,57 @@ public final class Report {
     }
 
     /**
-     * The median of several runs of one configuration: numbers (and numbers inside nested maps such as
-     * latency percentiles) are replaced by their median across {@code runs}, other values taken from the
-     * first; {@code runs} is added.
+     * The median of several runs of one configuration: numbers are replaced by their median across
+     * {@code runs}, inside nested maps (latency percentiles, histograms) and lists of the same length
+     * (series over time) too, element by element; a key some runs lack counts as 0 in a nested map (a
+     * histogram's empty bucket); other values are taken from the first run; {@code runs} is added.
      */
-    @SuppressWarnings("unchecked")
     public static Map<String, Object> median(List<Map<String, Object>> runs) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        for (Map.Entry<String, Object> e : runs.get(0).entrySet()) {
-            String k = e.getKey();
-            Object v = e.getValue();
-            if (v instanceof Map<?, ?>) {
-                List<Map<String, Object>> inner = new ArrayList<>();
-                for (Map<String, Object> r : runs) inner.add((Map<String, Object>) r.get(k));
-                Map<String, Object> m = median(inner);
-                m.remove("runs");
-                out.put(k, m);
-            } else if (v instanceof Number && runs.size() > 1) {
-                double[] xs = new double[runs.size()];
-                for (int i = 0; i < xs.length; i++) xs[i] = ((Number) runs.get(i).get(k)).doubleValue();
-                java.util.Arrays.sort(xs);
-                double med = xs.length % 2 == 1 ? xs[xs.length / 2] : (xs[xs.length / 2 - 1] + xs[xs.length / 2]) / 2;
-                out.put(k, v instanceof Double || med != Math.rint(med) ? (Object) med : (Object) (long) med);
-            } else {
-                out.put(k, v);
-            }
-        }
+        Map<String, Object> out = medianMap(runs);
         out.put("runs", runs.size());
         return out;
+    }
+
+    private static Map<String, Object> medianMap(List<Map<String, Object>> maps) {
+        java.util.LinkedHashSet<String> keys = new java.util.LinkedHashSet<>();
+        for (Map<String, Object> m : maps) keys.addAll(m.keySet());
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (String k : keys) {
+            List<Object> values = new ArrayList<>();
+            for (Map<String, Object> m : maps) values.add(m.get(k));
+            out.put(k, medianOf(values));
+        }
+        return out;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Object medianOf(List<Object> values) {
+        Object first = null;
+        for (Object v : values) if (first == null) first = v;
+        if (values.size() < 2 || first == null) return first;
+        if (first instanceof Map<?, ?>) {
+            List<Map<String, Object>> maps = new ArrayList<>();
+            for (Object v : values) maps.add(v instanceof Map<?, ?> m ? (Map<String, Object>) m : Map.of());
+            return medianMap(maps);
+        }
+        if (first instanceof List<?> l) {
+            for (Object v : values) if (!(v instanceof List<?> o) || o.size() != l.size()) return first;
+            List<Object> out = new ArrayList<>();
+            for (int i = 0; i < l.size(); i++) {
+                List<Object> column = new ArrayList<>();
+                for (Object v : values) column.add(((List<?>) v).get(i));
+                out.add(medianOf(column));
+            }
+            return out;
+        }
+        if (first instanceof Number) {
+            double[] xs = new double[values.size()];
+            for (int i = 0; i < xs.length; i++) xs[i] = values.get(i) instanceof Number n ? n.doubleValue() : 0;
+            java.util.Arrays.sort(xs);
+            double med = xs.length % 2 == 1 ? xs[xs.length / 2] : (xs[xs.length / 2 - 1] + xs[xs.length / 2]) / 2;
+            return first instanceof Double || med != Math.rint(med) ? (Object) med : (Object) (long) med;
+        }
+        return first;
     }
 
     /** Column keys for {@link #table}: strings, and lists of them (such as {@link Latency#columns}) spliced in. */

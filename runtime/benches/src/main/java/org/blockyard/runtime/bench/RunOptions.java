@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.function.Function;
 
 import com.typesafe.config.Config;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -34,9 +35,8 @@ public final class RunOptions {
     @Option(names = "--config", paramLabel = "FILE", description = "a HOCON file layered over config/blockyard.conf")
     Path configFile;
 
-    @Option(names = "--json", paramLabel = "FILE",
-            description = "write the figures as JSON to FILE; '-' for standard output, which then carries nothing else (docs/json.md)")
-    Path json;
+    @Mixin
+    public JsonOutput json;
 
     @Option(names = {"-q", "--quiet"}, description = "no progress line on standard error")
     public boolean quiet;
@@ -53,12 +53,7 @@ public final class RunOptions {
 
     /** Where tables and notes go: standard output, or standard error when it carries the JSON. */
     public PrintStream out() {
-        return BenchJson.tables(json);
-    }
-
-    /** True when the JSON goes to standard output. */
-    public boolean jsonToStdout() {
-        return BenchJson.toStdout(json);
+        return json.tables();
     }
 
     /** The progress line, running until closed; what it says is set with {@link #status}. */
@@ -100,12 +95,12 @@ public final class RunOptions {
         return done + " of " + total + " runs done (" + (100 * done / Math.max(1, total)) + "%), running " + running;
     }
 
-    /** The rows as the one JSON document of every benchmark, when {@code --json} was given. */
+    /** The rows as the one JSON document of every benchmark, when JSON was asked for ({@link JsonOutput}). */
     public void writeJson(List<Map<String, Object>> rows) throws IOException {
         writeJson(rows, null);
     }
 
     public void writeJson(List<Map<String, Object>> rows, Map<String, Object> summary) throws IOException {
-        if (json != null) BenchJson.write(json, BenchJson.document(command, rows, summary));
+        json.write(command, rows, summary);
     }
 }

@@ -115,6 +115,7 @@ public final class Tiobench {
         row.put("extents_vs_ideal", (double) extents / spec.writers() / ideal);
         row.put("mean_extent_blocks", extents == 0 ? 0.0 : (double) blocks / extents);
         row.put("alloc_latency_us", r.latency.summaryMicros());
+        row.put("alloc_latency_cdf_us", r.latency.cdfMicros());
         row.put("allocs", r.calls);
         row.put("allocs_per_s", r.calls / seconds);
         row.put("blocks_per_s", blocks / seconds);

@@ -41,6 +41,9 @@ public final class TiobenchCommand implements Callable<Integer> {
     int batch;
 
     @Mixin
+    PlotOption plot;
+
+    @Mixin
     RunOptions run;
 
     @Override
@@ -54,10 +57,14 @@ public final class TiobenchCommand implements Callable<Integer> {
             throw new BadOption("--batch", batch, "must be from 1 to " + org.blockyard.api.alloc.BlockAllocator.MAX_BATCH);
         BadOption.oneOf("--callers", callers, List.of("actors", "threads"));
         BadOption.allOf("--policy", policies, BenchPolicies.names(config, Tiobench.GLOBAL_LOCK));
+        java.nio.file.Path plots = plot.directory();
         List<Map<String, Object>> rows = run.measure(policies,
                 policy -> Tiobench.run(new Tiobench.Spec(writers, size, policy, chunkBlocks, depth,
                         callers.equals("threads"), batch), config));
         print(run.out(), rows);
+        if (plots != null)
+            run.out().println("plot: " + Plots.latencyCdf(plots, "tiobench-latency-cdf", "tiobench: getBlocks latency, "
+                    + writers + " writers", "µs", rows, r -> (String) r.get("policy"), "alloc_latency_cdf_us"));
         run.writeJson(rows);
         return 0;
     }

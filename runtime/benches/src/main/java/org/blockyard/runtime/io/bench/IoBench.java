@@ -19,7 +19,7 @@ import org.blockyard.api.io.IoCompletion;
 import org.blockyard.api.io.IoRequest;
 import org.blockyard.api.io.QueueStats;
 import org.blockyard.runtime.bench.BadOption;
-import org.blockyard.runtime.bench.BenchJson;
+import org.blockyard.runtime.bench.JsonOutput;
 import org.blockyard.runtime.bench.Report;
 import org.blockyard.runtime.config.BlockyardConfig;
 import org.blockyard.runtime.io.ActorBlockQueue;
@@ -179,14 +179,18 @@ final class IoBench implements AutoCloseable {
 
     /** Where tables go: standard output, or standard error when it carries the JSON. */
     static PrintStream out(IoBenchOptions o) {
-        return BenchJson.tables(o.json);
+        return o.json.tables();
     }
 
-    /** Results as one table ({@link Report#table}: transposed when wide); nested figures are left to the JSON. */
+    /**
+     * Results as one table ({@link Report#table}: transposed when wide); nested figures and series (CDFs,
+     * figures over time) are left to the JSON and the plots.
+     */
     static void print(PrintStream out, List<Map<String, Object>> results) {
         List<String> columns = new java.util.ArrayList<>();
         for (Map<String, Object> r : results)
             for (var e : r.entrySet()) {
+                if (e.getValue() instanceof List<?>) continue;
                 if (e.getValue() instanceof Map<?, ?> m) { // latency percentiles: the table shows p50 and p99
                     for (String p : List.of("p50", "p99"))
                         if (m.containsKey(p) && !columns.contains(e.getKey() + "." + p)) columns.add(e.getKey() + "." + p);
@@ -198,9 +202,9 @@ final class IoBench implements AutoCloseable {
         Report.table(out, results, columns);
     }
 
-    /** The results as the one JSON document of every benchmark ({@link BenchJson}), when {@code --json} was given. */
+    /** The results as the one JSON document of every benchmark, when JSON was asked for ({@link JsonOutput}). */
     static void writeJson(IoBenchOptions o, List<Map<String, Object>> results, Map<String, Object> summary) throws IOException {
-        BenchJson.write(o.json, BenchJson.document(o.command, results, summary));
+        o.json.write(o.command, results, summary);
     }
 
     static double mibPerSecond(long bytes, long nanos) {

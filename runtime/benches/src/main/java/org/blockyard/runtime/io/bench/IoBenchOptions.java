@@ -2,6 +2,8 @@ package org.blockyard.runtime.io.bench;
 
 import java.nio.file.Path;
 
+import org.blockyard.runtime.bench.JsonOutput;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -23,8 +25,8 @@ public final class IoBenchOptions {
     @Option(names = "--seed", defaultValue = "1", description = "Seed for placement of the workload (default: ${DEFAULT-VALUE}).")
     long seed;
 
-    @Option(names = "--json", paramLabel = "FILE", description = "Write the figures as JSON to FILE; '-' for standard output, which then carries nothing else (docs/json.md).")
-    Path json;
+    @Mixin
+    JsonOutput json;
 
     @Option(names = "--trace", paramLabel = "FILE",
             description = "Write a binary blktrace of the run to FILE (read it with: blkparse -i - < FILE).")

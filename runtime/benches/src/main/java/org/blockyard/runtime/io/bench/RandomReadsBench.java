@@ -10,6 +10,9 @@ import java.util.concurrent.Callable;
 
 import org.blockyard.api.io.IoRequest;
 import org.blockyard.runtime.bench.BadOption;
+import org.blockyard.runtime.bench.Latency;
+import org.blockyard.runtime.bench.PlotOption;
+import org.blockyard.runtime.bench.Plots;
 import org.blockyard.runtime.bench.Report;
 import org.blockyard.runtime.io.QueueSetup;
 import org.blockyard.runtime.io.SimulatedDisk;
@@ -47,12 +50,15 @@ public final class RandomReadsBench implements Callable<Integer> {
     @Option(names = "--all", description = "Run every registered elevator, not only deadline and anticipatory.")
     boolean all;
 
+    @Mixin PlotOption plot;
+
     @Override
     public Integer call() throws Exception {
         BadOption.atLeast("--seconds", seconds, 1);
         BadOption.atLeast("--readers", readers, 1);
         BadOption.atLeast("--think-us", thinkMicros, 0);
         if (spanPercent < 1 || spanPercent > 100) throw new BadOption("--span-percent", spanPercent, "must be from 1 to 100");
+        java.nio.file.Path plots = plot.directory();
         List<Map<String, Object>> results = new ArrayList<>();
         Map<String, Object> out = new LinkedHashMap<>();
         try (IoBench bench = new IoBench(o)) {
@@ -76,6 +82,9 @@ public final class RandomReadsBench implements Callable<Integer> {
                 "seeks", "device_time_ms"));
         if (out.containsKey("anticipatory_over_deadline"))
             table.println("anticipatory / deadline: " + out.get("anticipatory_over_deadline"));
+        if (plots != null)
+            table.println("plot: " + Plots.latencyCdf(plots, "randomreads-latency-cdf", "randomreads: read latency (clat), "
+                    + readers + " readers", "simulated ms", results, r -> (String) r.get("elevator"), "latency_cdf_ms"));
         if (o.trace != null && results.size() > 1)
             System.err.println("note: --trace " + o.trace + " holds the first elevator's run only");
         IoBench.writeJson(o, results, out);
@@ -96,6 +105,7 @@ public final class RandomReadsBench implements Callable<Integer> {
         long think = thinkMicros * 1000;
         long[] reads = {0}, ids = {0};
         List<Long> latencies = new ArrayList<>();
+        org.HdrHistogram.Histogram clat = new org.HdrHistogram.Histogram(3);
         for (int r = 0; r < readers; r++) {
             long owner = r + 1;
             Random rnd = new Random(o.seed * 1_000_003L + owner);
@@ -107,6 +117,7 @@ public final class RandomReadsBench implements Callable<Integer> {
                     if (c.completedNanos() <= end) {
                         reads[0]++;
                         latencies.add(c.completedNanos() - c.queuedNanos());
+                        clat.recordValue(Math.max(0, c.completedNanos() - c.queuedNanos()));
                     }
                     sim.at(sim.nowNanos() + think, next[0]);
                 });
@@ -121,6 +132,7 @@ public final class RandomReadsBench implements Callable<Integer> {
         m.put("read_mib_s", IoBench.mibPerSecond(reads[0] * 4096, end));
         m.put("latency_ms_mean", lat.length == 0 ? 0 : Math.round(Arrays.stream(lat).average().orElse(0) / 1e4) / 100.0);
         m.put("latency_ms_p99", lat.length == 0 ? 0 : Math.round(lat[(int) Math.min(lat.length - 1, lat.length * 0.99)] / 1e4) / 100.0);
+        m.put("latency_cdf_ms", Latency.cdf(clat, 1e6));
         m.put("seeks", disk.seeks());
         m.put("device_time_ms", sim.deviceBusyNanos() / 1_000_000);
         IoBench.putQueueStats(m, sim.stats());

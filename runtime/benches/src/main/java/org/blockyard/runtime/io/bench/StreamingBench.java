@@ -8,6 +8,9 @@ import java.util.concurrent.Callable;
 
 import org.blockyard.api.io.IoRequest;
 import org.blockyard.runtime.bench.BadOption;
+import org.blockyard.runtime.bench.Latency;
+import org.blockyard.runtime.bench.PlotOption;
+import org.blockyard.runtime.bench.Plots;
 import org.blockyard.runtime.io.SimulatedDisk;
 import org.blockyard.runtime.io.Simulation;
 import picocli.CommandLine.Command;
@@ -35,12 +38,15 @@ public final class StreamingBench implements Callable<Integer> {
     @Option(names = "--all", description = "Also run every other registered elevator and list them all.")
     boolean all;
 
+    @Mixin PlotOption plot;
+
     private static final int READ_SECTORS = 256, WRITE_SECTORS = 8;
 
     @Override
     public Integer call() throws Exception {
         BadOption.atLeast("--seconds", seconds, 1);
         BadOption.atLeast("--writer-window", writerWindow, 1);
+        java.nio.file.Path plots = plot.directory();
         List<Map<String, Object>> runs = new ArrayList<>();
         Map<String, Object> first;
         try (IoBench bench = new IoBench(o)) {
@@ -58,6 +64,7 @@ public final class StreamingBench implements Callable<Integer> {
             }
         }
         IoBench.print(IoBench.out(o), runs);
+        if (plots != null) plot(plots, runs);
         if (o.trace != null && runs.size() > 1)
             System.err.println("note: --trace " + o.trace + " holds the first elevator's run only");
         IoBench.writeJson(o, runs, null);
@@ -73,6 +80,7 @@ public final class StreamingBench implements Callable<Integer> {
         long readerStart = Math.floorMod(rnd.nextLong(), cap / 8) / 8 * 8;
         long writerStart = cap / 2 + Math.floorMod(rnd.nextLong(), cap / 8) / 8 * 8;
         long[] read = {0}, written = {0};
+        long[] readBySecond = new long[seconds], writtenBySecond = new long[seconds];
         long[] readPos = {readerStart}, writePos = {writerStart};
         long[] ids = {0};
         // fio's clat on the simulated clock: submission to completion, per direction (what btt's Q2C sums up).
@@ -85,6 +93,7 @@ public final class StreamingBench implements Callable<Integer> {
             sim.submit(io, (c, e) -> {
                 if (c.completedNanos() <= end) {
                     read[0] += (long) io.sectors() * IoRequest.SECTOR_BYTES;
+                    readBySecond[second(c.completedNanos())] += (long) io.sectors() * IoRequest.SECTOR_BYTES;
                     readClat.recordValue(Math.max(0, c.completedNanos() - c.queuedNanos()));
                 }
                 reader[0].run();
@@ -98,6 +107,7 @@ public final class StreamingBench implements Callable<Integer> {
             sim.submit(io, (c, e) -> {
                 if (c.completedNanos() <= end) {
                     written[0] += (long) io.sectors() * IoRequest.SECTOR_BYTES;
+                    writtenBySecond[second(c.completedNanos())] += (long) io.sectors() * IoRequest.SECTOR_BYTES;
                     writeClat.recordValue(Math.max(0, c.completedNanos() - c.queuedNanos()));
                 }
                 writer[0].run();
@@ -114,10 +124,36 @@ public final class StreamingBench implements Callable<Integer> {
         m.put("write_mib_s", IoBench.mibPerSecond(written[0], end));
         m.put("read_clat_ms", clat(readClat));
         m.put("write_clat_ms", clat(writeClat));
+        m.put("read_clat_cdf_ms", Latency.cdf(readClat, 1e6));
+        m.put("read_mib_s_by_second", mibPerSecond(readBySecond));
+        m.put("write_mib_s_by_second", mibPerSecond(writtenBySecond));
         m.put("seeks", disk.seeks());
         m.put("device_time_ms", sim.deviceBusyNanos() / 1_000_000);
         IoBench.putQueueStats(m, sim.stats());
         return m;
+    }
+
+    /** The second of the run a completion at {@code nanos} (at most the end) falls in. */
+    private int second(long nanos) {
+        return (int) Math.min(seconds - 1, nanos / 1_000_000_000L);
+    }
+
+    private static List<Double> mibPerSecond(long[] bytesBySecond) {
+        List<Double> out = new ArrayList<>();
+        for (long b : bytesBySecond) out.add(IoBench.mibPerSecond(b, 1_000_000_000L));
+        return out;
+    }
+
+    /** The reader's clat CDF and both streams' throughput per second, one line per elevator. */
+    private void plot(java.nio.file.Path dir, List<Map<String, Object>> runs) throws java.io.IOException {
+        java.util.function.Function<Map<String, Object>, String> elevator = r -> (String) r.get("elevator");
+        java.io.PrintStream out = IoBench.out(o);
+        out.println("plot: " + Plots.latencyCdf(dir, "streaming-read-clat-cdf", "streaming: the reader's completion latency (clat)",
+                "simulated ms", runs, elevator, "read_clat_cdf_ms"));
+        out.println("plot: " + Plots.overTime(dir, "streaming-read-mib-s", "streaming: the reader's throughput, second by second",
+                "virtual second", "read MiB/s", runs, elevator, "read_mib_s_by_second", 1, 1, false));
+        out.println("plot: " + Plots.overTime(dir, "streaming-write-mib-s", "streaming: the writer's throughput, second by second",
+                "virtual second", "write MiB/s", runs, elevator, "write_mib_s_by_second", 1, 1, false));
     }
 
     /** p50, p90, p99, p99.9 and max in milliseconds of simulated time (not corrected: the clients are paced by the disk). */
