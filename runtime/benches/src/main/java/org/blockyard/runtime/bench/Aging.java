@@ -63,15 +63,38 @@ public final class Aging {
         };
     }
 
-    /** One run of the workload against a fresh allocator {@code id}; {@code progress} may be null. */
-    public static Map<String, Object> run(String id, Spec spec, Config config, PrintStream progress) {
-        AllocatorSettings base = AllocatorSettings.fromConfig(config, 0L + config.getInt("blockyard.volume.blocks-per-group"));
-        Geometry proto = base.geometry();
+    /**
+     * A volume of the configured block size and group size holding {@code volumeBytes} in whole groups (at least
+     * one), without stride or stripe: the volume of a bench that only allocates.
+     */
+    public static Geometry volumeGeometry(Config config, long volumeBytes) {
+        Geometry proto = AllocatorSettings.fromConfig(config, 0L + config.getInt("blockyard.volume.blocks-per-group")).geometry();
         int blockBytes = proto.blockSizeBytes();
         int bpg = proto.blocksPerGroup();
-        long groups = Math.max(1, spec.volumeBytes() / ((long) blockBytes * bpg));
-        Geometry geometry = new Geometry(blockBytes, groups * bpg, bpg, proto.systemBlocksPerGroup(),
-                proto.journalBlocks(), 0, 0);
+        long groups = Math.max(1, volumeBytes / ((long) blockBytes * bpg));
+        return new Geometry(blockBytes, groups * bpg, bpg, proto.systemBlocksPerGroup(), proto.journalBlocks(), 0, 0);
+    }
+
+    /** One of {@code objects}, drawn at random and removed (the last takes its place: the order does not matter). */
+    public static List<Extent> removeRandom(List<List<Extent>> objects, Random rnd) {
+        int i = rnd.nextInt(objects.size());
+        List<Extent> o = objects.get(i);
+        objects.set(i, objects.get(objects.size() - 1));
+        objects.remove(objects.size() - 1);
+        return o;
+    }
+
+    /** The blocks of {@code extents} together. */
+    public static long blocks(List<Extent> extents) {
+        long n = 0;
+        for (Extent e : extents) n += e.blocks();
+        return n;
+    }
+
+    /** One run of the workload against a fresh allocator {@code id}; {@code progress} may be null. */
+    public static Map<String, Object> run(String id, Spec spec, Config config, PrintStream progress) {
+        Geometry geometry = volumeGeometry(config, spec.volumeBytes());
+        int blockBytes = geometry.blockSizeBytes();
         if (spec.unitBytes() % blockBytes != 0)
             throw new IllegalArgumentException("unit of " + spec.unitBytes() + " bytes is not a multiple of the block ("
                     + blockBytes + ")");
@@ -179,14 +202,9 @@ public final class Aging {
         /** Deletes random objects until at most {@code target} blocks are in use. */
         void freeDownTo(long target) {
             while (usedBlocks > target && !objects.isEmpty()) {
-                int i = rnd.nextInt(objects.size());
-                List<Extent> o = objects.get(i);
-                objects.set(i, objects.get(objects.size() - 1));
-                objects.remove(objects.size() - 1);
-                long blocks = 0;
-                for (Extent e : o) blocks += e.blocks();
+                List<Extent> o = removeRandom(objects, rnd);
                 if (!o.isEmpty()) a.release(o);
-                usedBlocks -= blocks;
+                usedBlocks -= blocks(o);
             }
         }
     }
