@@ -184,13 +184,14 @@ public final class RunCommand implements Callable<Integer> {
                 Report.table(out, rows, columns);
             }
             out.println();
-            if (t.containsKey("submissions"))
+            if (t.containsKey("submissions")) {
                 out.println("queue: " + Report.format(t.get("submissions")) + " submissions in "
-                        + Report.format(t.get("requests_dispatched")) + " requests of " + Report.format(
+                        + Report.format(t.get("requests_dispatched")) + " requests (" + Report.format(
                         (Double) t.get("mean_request_sectors") / 2) + " KiB mean, "
-                        + Report.format((Integer) t.get("max_request_sectors") / 2.0) + " KiB at most; "
-                        + Report.format(t.get("merges")) + " merges (" + Report.format(t.get("back_merges")) + " back, "
-                        + Report.format(t.get("front_merges")) + " front)");
+                        + Report.format((Integer) t.get("max_request_sectors") / 2.0) + " KiB at most)");
+                out.println("merges: " + Report.format(t.get("merges")) + " (" + Report.format(t.get("back_merges")) + " back, "
+                        + Report.format(t.get("front_merges")) + " front, " + Report.format(t.get("coalesced")) + " coalesced)");
+            }
             if (t.containsKey("seeks"))
                 out.println("disk: " + Report.format(t.get("seeks")) + " seeks, " + Report.format(t.get("device_time_ms"))
                         + " ms busy (" + Report.format(t.get("device_busy_pct")) + "% of the virtual time)");
