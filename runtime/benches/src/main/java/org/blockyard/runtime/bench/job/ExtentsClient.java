@@ -78,13 +78,15 @@ final class ExtentsClient extends AbstractBehavior<ExtentsClient.Command> {
     @Override
     public Receive<Command> createReceive() {
         return newReceiveBuilder()
-                .onMessage(Go.class, go -> {
-                    originNanos = go.originNanos();
-                    return step();
-                })
+                .onMessage(Go.class, this::onGo)
                 .onMessage(Allocated.class, this::onAllocated)
                 .onMessage(Released.class, this::onReleased)
                 .build();
+    }
+
+    private Behavior<Command> onGo(Go go) {
+        originNanos = go.originNanos();
+        return step();
     }
 
     private long now() {

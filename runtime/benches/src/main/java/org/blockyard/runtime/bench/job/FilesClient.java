@@ -77,10 +77,12 @@ final class FilesClient extends AbstractBehavior<FilesClient.Command> {
 
     @Override
     public Receive<Command> createReceive() {
-        return newReceiveBuilder().onMessage(Go.class, go -> {
-            originNanos = go.originNanos();
-            return openNext();
-        }).build();
+        return newReceiveBuilder().onMessage(Go.class, this::onGo).build();
+    }
+
+    private Behavior<Command> onGo(Go go) {
+        originNanos = go.originNanos();
+        return openNext();
     }
 
     private long now() {
