@@ -73,20 +73,41 @@ public final class Aging {
         }
     }
 
-    /**
-     * The volume of a run: the configured block size, group size and system zones, {@code volumeBytes}
-     * rounded down to whole groups (one at least), no journal and no stripes.
-     */
+    /** {@link #volumeGeometry}, refused unless {@code unitBytes} is a whole number of blocks. */
     static Geometry geometry(long volumeBytes, long unitBytes, Config config) {
-        AllocatorSettings base = AllocatorSettings.fromConfig(config, 0L + config.getInt("blockyard.volume.blocks-per-group"));
-        Geometry proto = base.geometry();
+        Geometry g = volumeGeometry(config, volumeBytes);
+        if (unitBytes % g.blockSizeBytes() != 0)
+            throw new IllegalArgumentException("unit of " + unitBytes + " bytes is not a multiple of the block ("
+                    + g.blockSizeBytes() + ")");
+        return g;
+    }
+
+    /**
+     * A volume of the configured block size and group size holding {@code volumeBytes} in whole groups (at least
+     * one), without stride or stripe: the volume of a bench that only allocates.
+     */
+    public static Geometry volumeGeometry(Config config, long volumeBytes) {
+        Geometry proto = AllocatorSettings.fromConfig(config, 0L + config.getInt("blockyard.volume.blocks-per-group")).geometry();
         int blockBytes = proto.blockSizeBytes();
         int bpg = proto.blocksPerGroup();
         long groups = Math.max(1, volumeBytes / ((long) blockBytes * bpg));
-        if (unitBytes % blockBytes != 0)
-            throw new IllegalArgumentException("unit of " + unitBytes + " bytes is not a multiple of the block ("
-                    + blockBytes + ")");
         return new Geometry(blockBytes, groups * bpg, bpg, proto.systemBlocksPerGroup(), proto.journalBlocks(), 0, 0);
+    }
+
+    /** One of {@code objects}, drawn at random and removed (the last takes its place: the order does not matter). */
+    public static List<Extent> removeRandom(List<List<Extent>> objects, Random rnd) {
+        int i = rnd.nextInt(objects.size());
+        List<Extent> o = objects.get(i);
+        objects.set(i, objects.get(objects.size() - 1));
+        objects.remove(objects.size() - 1);
+        return o;
+    }
+
+    /** The blocks of {@code extents} together. */
+    public static long blocks(List<Extent> extents) {
+        long n = 0;
+        for (Extent e : extents) n += e.blocks();
+        return n;
     }
 
     /**
@@ -244,14 +265,9 @@ public final class Aging {
         /** Deletes random objects until at most {@code target} blocks are in use. */
         void freeDownTo(long target) {
             while (usedBlocks > target && !objects.isEmpty()) {
-                int i = rnd.nextInt(objects.size());
-                List<Extent> o = objects.get(i);
-                objects.set(i, objects.get(objects.size() - 1));
-                objects.remove(objects.size() - 1);
-                long blocks = 0;
-                for (Extent e : o) blocks += e.blocks();
+                List<Extent> o = removeRandom(objects, rnd);
                 if (!o.isEmpty()) a.release(o);
-                usedBlocks -= blocks;
+                usedBlocks -= blocks(o);
             }
         }
     }

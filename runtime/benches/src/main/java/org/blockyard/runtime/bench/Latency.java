@@ -136,7 +136,7 @@ public final class Latency {
     }
 
     /**
-     * {@code raw: {p50, p90, p99, p999, max}} in microseconds, then either {@code corrected} (same keys),
+     * {@code raw: {p50, p90, p99, p999, p9999, max}} in microseconds, then either {@code corrected} (same keys),
      * {@code calls_added} (the calls the correction added: those the stalls held back),
      * {@code expected_interval_us} (mean over the merged clients) and {@code correction} (how), or
      * {@code not_corrected} (why not).
@@ -177,6 +177,7 @@ public final class Latency {
         m.put("p90", round(h.getValueAtPercentile(90) / 1000.0));
         m.put("p99", round(h.getValueAtPercentile(99) / 1000.0));
         m.put("p999", round(h.getValueAtPercentile(99.9) / 1000.0));
+        m.put("p9999", round(h.getValueAtPercentile(99.99) / 1000.0));
         m.put("max", round(h.getMaxValue() / 1000.0));
         return m;
     }
@@ -213,7 +214,8 @@ public final class Latency {
                 key + ".corrected.p99", key + ".corrected.p999");
     }
 
-    static double round(double v) {
+    /** Two decimals, as the reports give times and rates. */
+    public static double round(double v) {
         return Math.round(v * 100) / 100.0;
     }
 }

@@ -3,6 +3,7 @@ package org.blockyard.runtime.bench;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.IntSupplier;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
@@ -25,21 +26,29 @@ import org.blockyard.runtime.alloc.Reply;
  * like an asynchronous writer (fio's iodepth). With batch B each message carries B consecutive calls
  * ({@code GetBlocksBatch}) and its latency is the batch's. A call answered with fewer blocks than asked is
  * followed by one for the rest. A file's calls are answered in the order they were sent, so the calls in
- * flight are a ring. It completes {@code done} with the number of calls when the file reached its size.
+ * flight are a ring. It completes {@code done} with the number of calls when the file reached its size, or,
+ * once {@code stopAtNanos} ({@code System.nanoTime()}) has passed, when the calls in flight are answered.
  */
-final class LoadClient extends AbstractBehavior<LoadClient.Command> {
+public final class LoadClient extends AbstractBehavior<LoadClient.Command> {
 
-    interface Command {}
+    public interface Command {}
 
-    enum Go implements Command { INSTANCE }
+    public enum Go implements Command { INSTANCE }
+
+    /** What each answer brought: its message's latency, the getBlocks calls it answered and the blocks mapped. */
+    @FunctionalInterface
+    public interface Answers {
+        void answered(long latencyNanos, long calls, long blocks);
+    }
 
     private record Got(Reply<?> reply) implements Command {}
 
     private final FileHandle file;
     private final long fileBlocks;
-    private final int chunkBlocks;
+    private final IntSupplier chunkBlocks;
     private final int batch;
-    private final Latency latency;
+    private final Answers answers;
+    private final long stopAtNanos;
     private final CompletableFuture<Long> done;
     private final ActorRef<Reply<?>> adapter;
     private final int depth;
@@ -57,11 +66,24 @@ final class LoadClient extends AbstractBehavior<LoadClient.Command> {
 
     static Behavior<Command> create(FileHandle file, long fileBlocks, int chunkBlocks, int depth, int batch,
                                     Latency latency, CompletableFuture<Long> done) {
-        return Behaviors.setup(ctx -> new LoadClient(ctx, file, fileBlocks, chunkBlocks, depth, batch, latency, done));
+        return create(file, fileBlocks, () -> chunkBlocks, depth, batch, (nanos, calls, blocks) -> latency.record(nanos),
+                Long.MAX_VALUE, done);
     }
 
-    private LoadClient(ActorContext<Command> ctx, FileHandle file, long fileBlocks, int chunkBlocks,
-                       int depth, int batch, Latency latency, CompletableFuture<Long> done) {
+    /** A client whose calls ask for {@code chunkBlocks.getAsInt()} blocks each (at least 1), one call per message. */
+    public static Behavior<Command> create(FileHandle file, long fileBlocks, IntSupplier chunkBlocks, int depth,
+                                           Answers answers, long stopAtNanos, CompletableFuture<Long> done) {
+        return create(file, fileBlocks, chunkBlocks, depth, 1, answers, stopAtNanos, done);
+    }
+
+    private static Behavior<Command> create(FileHandle file, long fileBlocks, IntSupplier chunkBlocks, int depth, int batch,
+                                            Answers answers, long stopAtNanos, CompletableFuture<Long> done) {
+        return Behaviors.setup(ctx -> new LoadClient(ctx, file, fileBlocks, chunkBlocks, depth, batch, answers,
+                stopAtNanos, done));
+    }
+
+    private LoadClient(ActorContext<Command> ctx, FileHandle file, long fileBlocks, IntSupplier chunkBlocks,
+                       int depth, int batch, Answers answers, long stopAtNanos, CompletableFuture<Long> done) {
         super(ctx);
         if (depth < 1) throw new IllegalArgumentException("depth must be at least 1");
         if (batch < 1) throw new IllegalArgumentException("batch must be at least 1");
@@ -70,7 +92,8 @@ final class LoadClient extends AbstractBehavior<LoadClient.Command> {
         this.file = file;
         this.fileBlocks = fileBlocks;
         this.chunkBlocks = chunkBlocks;
-        this.latency = latency;
+        this.answers = answers;
+        this.stopAtNanos = stopAtNanos;
         this.done = done;
         // A short answer adds a follow-up beside the message in flight: room for both per slot.
         this.sentAt = new long[2 * depth];
@@ -87,17 +110,17 @@ final class LoadClient extends AbstractBehavior<LoadClient.Command> {
     }
 
     private Behavior<Command> onGo() {
-        while (inFlight < depth && nextLogical < fileBlocks) {
+        while (inFlight < depth && nextLogical < fileBlocks && !stopped()) {
             long first = nextLogical;
             if (batch == 1) {
-                int want = (int) Math.min(chunkBlocks, fileBlocks - first);
+                int want = (int) Math.min(chunk(), fileBlocks - first);
                 nextLogical += want;
                 push(first, want);
                 file.tell(new FileActor.GetBlocks(first, want, true, replyTo()));
             } else {
                 List<MapRequest> requests = new ArrayList<>(batch);
                 while (requests.size() < batch && nextLogical < fileBlocks) {
-                    int want = (int) Math.min(chunkBlocks, fileBlocks - nextLogical);
+                    int want = (int) Math.min(chunk(), fileBlocks - nextLogical);
                     requests.add(MapRequest.allocate(nextLogical, want));
                     nextLogical += want;
                 }
@@ -106,6 +129,14 @@ final class LoadClient extends AbstractBehavior<LoadClient.Command> {
             }
         }
         return this;
+    }
+
+    private int chunk() {
+        return Math.max(1, chunkBlocks.getAsInt());
+    }
+
+    private boolean stopped() {
+        return stopAtNanos != Long.MAX_VALUE && System.nanoTime() - stopAtNanos >= 0;
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
@@ -143,34 +174,37 @@ final class LoadClient extends AbstractBehavior<LoadClient.Command> {
             done.completeExceptionally(g.reply().error());
             return Behaviors.stopped();
         }
-        long first = firstLogical[head], want = asked[head];
-        latency.record(now - sentAt[head]);
+        long first = firstLogical[head], want = asked[head], latencyNanos = now - sentAt[head];
         head = (head + 1) % sentAt.length;
         inFlight--;
-        long got = 0;
+        long got = 0, answeredCalls = 0;
         if (g.reply().value() instanceof BlockRun run) {
-            calls++;
+            answeredCalls = 1;
             got = run.blocks();
         } else {
             for (Object o : (List<?>) g.reply().value()) {
-                calls++;
+                answeredCalls++;
                 got += ((BlockRun) o).blocks();
             }
         }
+        calls += answeredCalls;
         mappedBlocks += got;
+        answers.answered(latencyNanos, answeredCalls, got);
         if (got < want) { // short answers: ask for the rest of the range, one call per gap
             if (g.reply().value() instanceof BlockRun run) {
                 resend(run.logicalStart() + run.blocks(), first + want - run.logicalStart() - run.blocks());
             } else {
-                for (Object o : (List<?>) g.reply().value()) {
-                    BlockRun run = (BlockRun) o;
-                    long end = run.logicalStart() + Math.min(chunkBlocks, first + want - run.logicalStart());
+                // A batch's calls cover consecutive ranges: each ends where the next begins, the last at first + want.
+                List<?> runs = (List<?>) g.reply().value();
+                for (int i = 0; i < runs.size(); i++) {
+                    BlockRun run = (BlockRun) runs.get(i);
+                    long end = i + 1 < runs.size() ? ((BlockRun) runs.get(i + 1)).logicalStart() : first + want;
                     if (run.logicalStart() + run.blocks() < end) resend(run.logicalStart() + run.blocks(),
                             end - run.logicalStart() - run.blocks());
                 }
             }
         }
-        if (mappedBlocks >= fileBlocks) {
+        if (mappedBlocks >= fileBlocks || inFlight == 0 && stopped()) {
             done.complete(calls);
             return Behaviors.stopped();
         }

@@ -13,10 +13,10 @@ import akka.actor.typed.javadsl.Behaviors;
  * start messages would wait until those two finished, and the clients would run two at a time. Told
  * from an actor, every client's mailbox is queued on a worker, in order, and all of them run together.
  */
-final class Starter {
+public final class Starter {
     private Starter() {}
 
-    static <T> Behavior<Object> create(List<ActorRef<T>> clients, T go) {
+    public static <T> Behavior<Object> create(List<ActorRef<T>> clients, T go) {
         return Behaviors.receive((ctx, msg) -> {
             for (ActorRef<T> c : clients) c.tell(go);
             return Behaviors.stopped();
@@ -35,7 +35,7 @@ final class Starter {
     }
 
     /** Tells every client {@code go} from inside the allocator's actor system. */
-    static <T> void startAll(org.blockyard.runtime.alloc.ActorBlockAllocator allocator, List<ActorRef<T>> clients, T go,
+    public static <T> void startAll(org.blockyard.runtime.alloc.ActorBlockAllocator allocator, List<ActorRef<T>> clients, T go,
                              String name) {
         allocator.spawn(create(clients, go), name).tell(Boolean.TRUE);
     }

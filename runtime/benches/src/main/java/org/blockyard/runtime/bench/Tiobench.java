@@ -56,7 +56,7 @@ public final class Tiobench {
     }
 
     /** Most groups a benchmark volume may have: each is an actor and a bitmap in this JVM's heap. */
-    static final long MAX_BENCH_GROUPS = 200_000;
+    public static final long MAX_BENCH_GROUPS = 200_000;
 
     public static Map<String, Object> run(Spec spec, Config config) {
         AllocatorSettings base = AllocatorSettings.fromConfig(config, 0L + config.getInt("blockyard.volume.blocks-per-group"));
@@ -267,7 +267,8 @@ public final class Tiobench {
         return new Run(new ArrayList<>(a.fileExtents().values()), all, elapsed, 0, meter.bytes());
     }
 
-    static long processCpuNanos() {
+    /** CPU time of the whole process (every thread, user and system) so far; 0 where the JVM does not say. */
+    public static long processCpuNanos() {
         var os = ManagementFactory.getOperatingSystemMXBean();
         if (os instanceof com.sun.management.OperatingSystemMXBean sun) return sun.getProcessCpuTime();
         return 0;

@@ -17,6 +17,7 @@ public final class BenchCommand implements Runnable {
     }
 
     static void addWorkloads(CommandLine bench) {
+        bench.addSubcommand("run", new org.blockyard.runtime.bench.job.RunCommand());
         bench.addSubcommand("tiobench", new org.blockyard.runtime.bench.TiobenchCommand());
         bench.addSubcommand("smallfiles", new org.blockyard.runtime.bench.SmallFilesCommand());
         bench.addSubcommand("extents", new org.blockyard.runtime.bench.ExtentsCommand());

@@ -55,6 +55,7 @@ public final class Usage {
             words.add(o.required() ? word : "[" + word + "]");
         }
         for (CommandLine.Model.ArgGroupSpec g : spec.argGroups()) words.add(g.synopsis().replace('=', ' '));
+        if (!spec.unmatchedArgsBindings().isEmpty()) words.add("[--KEY=VALUE...]"); // keys the command reads itself
         for (PositionalParamSpec p : spec.positionalParameters())
             words.add(p.arity().min() == 0 ? "[" + p.paramLabel() + "]" : p.paramLabel());
         String head = "./" + spec.qualifiedName();

@@ -3,6 +3,7 @@ package org.blockyard.runtime.io.bench;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -15,6 +16,7 @@ import java.util.function.Consumer;
 
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.Behaviors;
+import com.typesafe.config.Config;
 import org.blockyard.api.io.IoCompletion;
 import org.blockyard.api.io.IoRequest;
 import org.blockyard.api.io.QueueStats;
@@ -31,33 +33,44 @@ import org.blockyard.runtime.io.Simulation;
 import org.blockyard.runtime.io.TraceEvents;
 import org.blockyard.runtime.io.trace.BlktraceWriter;
 
-/** What the block-I/O benchmarks share: settings, the optional trace, a run on either clock, JSON output. */
-final class IoBench implements AutoCloseable {
+/**
+ * What the block-I/O benchmarks share: settings, the optional trace, a run on either clock, JSON output. The
+ * workload runner ({@code bench run}) builds one from its job file's values.
+ */
+public final class IoBench implements AutoCloseable {
     /** Device numbers written into traces: 8,0 is sda, which blkparse prints as-is. */
     static final int TRACE_MAJOR = 8, TRACE_MINOR = 0;
     /** Stall limit of elevator calls on the simulated disk: 60 s, far beyond any pause of the JVM. */
     static final long SIM_STALL_LIMIT_NANOS = 60_000_000_000L;
 
-    final IoSettings settings;
+    public final IoSettings settings;
     final String requested;
-    final String deviceKind;
-    final QueueSetup setup;
+    public final String deviceKind;
+    public final QueueSetup setup;
     final TraceEvents trace;
 
     IoBench(IoBenchOptions o) throws IOException {
-        IoSettings s = IoSettings.fromConfig(BadOption.config(o.config));
-        if (!o.builtinOnly) BenchElevators.registerWith(s.setup().registry());
+        this(BadOption.config(o.config), o.elevator, o.device, o.builtinOnly, o.trace);
+    }
+
+    /**
+     * @param elevator    the elevator asked for, or null for the configured one
+     * @param device      sim, file or mem, or null for the configured one
+     * @param builtinOnly leave out the plugin elevators
+     * @param traceFile   where to write a blktrace of the run, or null
+     */
+    public IoBench(Config config, String elevator, String device, boolean builtinOnly, Path traceFile) throws IOException {
+        IoSettings s = IoSettings.fromConfig(config);
+        if (!builtinOnly) BenchElevators.registerWith(s.setup().registry());
         // An elevator named on the command line must exist: the fallback to the default belongs to the
         // configuration (blockyard.io.scheduler) and to the runtime switch, not to a benchmark's request.
-        if (o.elevator != null && s.setup().registry().resolve(o.elevator).isEmpty())
-            throw new BadOption("--elevator", o.elevator, "registered are " + String.join(", ", s.setup().registry().ids())
-                    + (o.builtinOnly ? " (--builtin-only leaves out the plugin elevators)" : ""));
-        this.requested = o.elevator != null ? o.elevator : s.setup().requestedElevator();
-        if (o.device != null) BadOption.oneOf("--device", o.device, List.of("sim", "file", "mem"));
-        this.deviceKind = o.device != null ? o.device : s.device();
+        if (elevator != null) checkElevator(s.setup(), elevator, builtinOnly);
+        this.requested = elevator != null ? elevator : s.setup().requestedElevator();
+        if (device != null) BadOption.oneOf("--device", device, List.of("sim", "file", "mem"));
+        this.deviceKind = device != null ? device : s.device();
         if (!List.of("sim", "file", "mem").contains(deviceKind))
             throw new IllegalArgumentException("blockyard.io.device must be sim, file or mem, not " + deviceKind);
-        this.trace = o.trace == null ? null : new TraceEvents(new BlktraceWriter(o.trace, TRACE_MAJOR, TRACE_MINOR));
+        this.trace = traceFile == null ? null : new TraceEvents(new BlktraceWriter(traceFile, TRACE_MAJOR, TRACE_MINOR));
         QueueSetup qs = s.setup().withElevator(requested);
         // On the virtual clock a garbage-collection pause must not retire an elevator: the figures of a
         // simulated run depend on its inputs alone. Stalls are still caught on the real devices.
@@ -67,7 +80,14 @@ final class IoBench implements AutoCloseable {
         this.settings = s.withSetup(qs);
     }
 
-    BlockDevice openDevice() throws IOException {
+    /** Refuses an elevator name that {@code setup}'s registry does not know. */
+    public static void checkElevator(QueueSetup setup, String elevator, boolean builtinOnly) {
+        if (setup.registry().resolve(elevator).isEmpty())
+            throw new BadOption("--elevator", elevator, "registered are " + String.join(", ", setup.registry().ids())
+                    + (builtinOnly ? " (--builtin-only leaves out the plugin elevators)" : ""));
+    }
+
+    public BlockDevice openDevice() throws IOException {
         return settings.openDevice(deviceKind);
     }
 
@@ -85,7 +105,7 @@ final class IoBench implements AutoCloseable {
         return m;
     }
 
-    static void putQueueStats(Map<String, Object> m, QueueStats s) {
+    public static void putQueueStats(Map<String, Object> m, QueueStats s) {
         m.put("submissions", s.submissions());
         m.put("requests_dispatched", s.requestsDispatched());
         m.put("mean_request_sectors", Math.round(s.meanRequestSectors() * 100) / 100.0);
@@ -169,11 +189,16 @@ final class IoBench implements AutoCloseable {
 
     /** Trace counts as reported by the queue, when tracing. */
     void putTrace(Map<String, Object> m, IoBenchOptions o) {
+        putTrace(m, o.trace);
+    }
+
+    /** Trace counts as reported by the queue, when tracing to {@code traceFile}. */
+    public void putTrace(Map<String, Object> m, Path traceFile) {
         if (trace == null) return;
         trace.writer().flush();
         Map<String, Long> counts = new LinkedHashMap<>();
         for (var a : org.blockyard.runtime.io.trace.BlktraceAction.values()) counts.put(a.name(), trace.reported(a));
-        m.put("trace", o.trace.toString());
+        m.put("trace", traceFile.toString());
         m.put("trace_events", counts);
     }
 
