@@ -14,6 +14,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -21,6 +22,7 @@ import picocli.CommandLine.Unmatched;
 
 import org.blockyard.runtime.bench.BadOption;
 import org.blockyard.runtime.bench.BenchJson;
+import org.blockyard.runtime.bench.JsonOutput;
 import org.blockyard.runtime.bench.Latency;
 import org.blockyard.runtime.bench.Progress;
 import org.blockyard.runtime.bench.Report;
@@ -63,9 +65,8 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--trace", paramLabel = "FILE", description = "write a blktrace of the first elevator's run to FILE")
     Path trace;
 
-    @Option(names = "--json", paramLabel = "FILE",
-            description = "write the figures as JSON to FILE; '-' for standard output, which then carries nothing else (docs/json.md)")
-    Path json;
+    @Mixin
+    JsonOutput output;
 
     @Option(names = {"-q", "--quiet"}, description = "nothing on standard error but errors: no status line, no notes")
     boolean quiet;
@@ -121,6 +122,7 @@ public final class RunCommand implements Callable<Integer> {
                 if (groups.size() > 1 && !quiet) System.err.println("note: --trace " + trace + " holds the first elevator's run only");
             }
         }
+        Path json = output.target();
         boolean tables = !(quiet && BenchJson.toStdout(json));
         if (tables) print(BenchJson.tables(json), w, groups);
         Map<String, Object> doc = BenchJson.document(spec, results, summary(groups, cpu0, wall0));
