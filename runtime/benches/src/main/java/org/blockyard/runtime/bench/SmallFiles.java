@@ -97,7 +97,7 @@ public final class SmallFiles {
             try (ActorBlockAllocator a = ActorBlockAllocator.start(settings, config, prefill)) {
                 List<CompletableFuture<Long>> done = new ArrayList<>();
                 List<Latency> lats = new ArrayList<>();
-                List<akka.actor.typed.ActorRef<SmallFileClient.Command>> clients = new ArrayList<>();
+                List<akka.actor.typed.ActorRef<Object>> clients = new ArrayList<>();
                 for (int c = 0; c < spec.clients(); c++) {
                     CompletableFuture<Long> d = new CompletableFuture<>();
                     Latency l = new Latency();
@@ -110,7 +110,7 @@ public final class SmallFiles {
                 long m0 = a.volume().messages(), s0 = a.volume().searchSlices(), st0 = a.volume().stashed();
                 AllocationMeter meter = AllocationMeter.start();
                 long t0 = System.nanoTime();
-                Starter.startAll(a, clients, (SmallFileClient.Command) SmallFileClient.Go.INSTANCE,
+                Starter.startAll(a, clients, (Object) SmallFileClient.Go.INSTANCE,
                         "smallfiles-start");
                 // The clients' recorders count their calls, one block each; read racily, for the progress line only.
                 long wanted = totalBlocks;

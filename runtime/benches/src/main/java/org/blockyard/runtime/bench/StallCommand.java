@@ -21,7 +21,9 @@ public final class StallCommand implements Callable<Integer> {
                     + " cores make the lock side's threads wait for the CPU, not for the lock)")
     int clients;
 
-    @Option(names = "--calls", defaultValue = "100000", description = "getBlocks calls per client (default ${DEFAULT-VALUE})")
+    @Option(names = "--calls", defaultValue = "1000000",
+            description = "getBlocks calls per client (default ${DEFAULT-VALUE}: about a second of the actors' clients, long enough"
+                    + " for the JIT to settle; at 100,000 its compilations still take a core for milliseconds within the run)")
     long calls;
 
     @Option(names = "--victim-every", defaultValue = "100",
