@@ -81,7 +81,8 @@ public final class VolumeBenchCommand implements Callable<Integer> {
             List<Map<String, Object>> rows = run.measure(List.of(policy), p -> once(volumeImage, config));
             Report.table(run.out(), rows, List.of("policy", "writers", "chunk_blocks", "batch", "calls", "memory_calls_per_s",
                     "durable_calls_per_s", "durable_vs_memory", "forces_per_call", "records_per_transaction",
-                    "durable_latency_us.p50", "durable_latency_us.p99", "recovery_ms", "replayed_transactions"));
+                    "force_ms", "device_flush_ms", "durable_latency_us.raw.p50", "durable_latency_us.raw.p99", "recovery_ms",
+                    "replayed_transactions"));
             run.writeJson(rows);
         } finally {
             if (temp) Files.deleteIfExists(img);
@@ -122,6 +123,10 @@ public final class VolumeBenchCommand implements Callable<Integer> {
         row.put("forces_per_call", (double) (s1.forces() - s0.forces()) / d.calls);
         row.put("records_per_transaction", (double) (s1.records() - s0.records()) / Math.max(1, s1.transactions() - s0.transactions()));
         row.put("logged_blocks", s1.loggedBlocks() - s0.loggedBlocks());
+        row.put("checkpoints", s1.checkpoints() - s0.checkpoints());
+        long forces = Math.max(1, s1.forces() - s0.forces());
+        row.put("force_ms", (s1.barrierNanos() - s0.barrierNanos()) / 1e6 / forces);
+        row.put("device_flush_ms", (s1.flushNanos() - s0.flushNanos()) / 1e6 / forces);
         if (crash) {
             v.abandon();
             try (Volume again = Volume.open(img, config)) {

@@ -374,6 +374,8 @@ public final class Volume implements AutoCloseable {
         private final Map<String, Long> ids = new ConcurrentHashMap<>();
         private final Map<Long, ExtentMap> mirrors = new ConcurrentHashMap<>();
         private final Map<Long, Integer> kinds = new ConcurrentHashMap<>();
+        /** Per entry, the number of the last journal record appended for it: what a call on it waits for. */
+        private final Map<Long, Long> lastRecord = new ConcurrentHashMap<>();
         private final AtomicLong nextId;
 
         Catalog(Metadata meta, Journal journal) {
@@ -398,13 +400,27 @@ public final class Volume implements AutoCloseable {
                 long id = nextId.getAndIncrement();
                 mirrors.put(id, new ExtentMap());
                 kinds.put(id, kind);
-                journal.append(new JournalRecord.Create(id, kind, name));
+                appended(id, journal.append(new JournalRecord.Create(id, kind, name)));
                 return id;
             });
         }
 
         Long existing(int kind, String name) {
             return ids.get(key(kind, name));
+        }
+
+        void appended(long id, long record) {
+            lastRecord.merge(id, record, Math::max);
+        }
+
+        /**
+         * The last record appended for entry {@code name}: once it is durable, so is every change made for it
+         * before, and their causes (records are appended causes first, and commits take prefixes).
+         */
+        long lastRecord(int kind, String name) {
+            Long id = existing(kind, name);
+            Long record = id == null ? null : lastRecord.get(id);
+            return record == null ? 0 : record;
         }
 
         ExtentMap mirror(long id) {
@@ -431,7 +447,7 @@ public final class Volume implements AutoCloseable {
                 synchronized (m) {
                     m.apply(change, logical, physical, blocks);
                 }
-                journal.append(new JournalRecord.File(file.id, change, logical, physical, blocks));
+                appended(file.id, journal.append(new JournalRecord.File(file.id, change, logical, physical, blocks)));
             });
             return fs;
         }
