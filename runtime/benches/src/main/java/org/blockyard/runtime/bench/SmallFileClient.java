@@ -2,6 +2,7 @@ package org.blockyard.runtime.bench;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
@@ -41,7 +42,8 @@ final class SmallFileClient extends AbstractBehavior<SmallFileClient.Command> {
     private final List<Job> jobs;
     private final Latency latency;
     private final CompletableFuture<Long> done;
-    private final ActorRef<Reply<?>> adapter;
+    /** Where the allocator's replies go: this client's adapter, or what acknowledges them on a durable volume. */
+    private final ActorRef<Reply<?>> replies;
     private Phase phase;
     private int job;
     private FileHandle file;
@@ -49,12 +51,18 @@ final class SmallFileClient extends AbstractBehavior<SmallFileClient.Command> {
     private long sentAt;
     private long calls;
 
+    /**
+     * @param acknowledging null in memory; on a durable volume, what the replies pass through before they reach
+     *                      the client (spawned as its child): a reply arrives only once it is durable
+     */
     static Behavior<Command> create(List<ActorRef<FileShard.Command>> shards, List<Job> jobs, boolean batch,
+                                    Function<ActorRef<Reply<?>>, Behavior<Object>> acknowledging,
                                     Latency latency, CompletableFuture<Long> done) {
-        return Behaviors.setup(ctx -> new SmallFileClient(ctx, shards, jobs, batch, latency, done));
+        return Behaviors.setup(ctx -> new SmallFileClient(ctx, shards, jobs, batch, acknowledging, latency, done));
     }
 
     private SmallFileClient(ActorContext<Command> ctx, List<ActorRef<FileShard.Command>> shards, List<Job> jobs, boolean batch,
+                            Function<ActorRef<Reply<?>>, Behavior<Object>> acknowledging,
                             Latency latency, CompletableFuture<Long> done) {
         super(ctx);
         this.shards = shards;
@@ -64,7 +72,9 @@ final class SmallFileClient extends AbstractBehavior<SmallFileClient.Command> {
         this.done = done;
         @SuppressWarnings("unchecked")
         Class<Reply<?>> type = (Class<Reply<?>>) (Class<?>) Reply.class;
-        this.adapter = ctx.messageAdapter(type, Answer::new);
+        ActorRef<Reply<?>> adapter = ctx.messageAdapter(type, Answer::new);
+        this.replies = acknowledging == null ? adapter
+                : ctx.spawn(acknowledging.apply(adapter), "acknowledging").narrow();
     }
 
     @Override
@@ -84,7 +94,7 @@ final class SmallFileClient extends AbstractBehavior<SmallFileClient.Command> {
 
     @SuppressWarnings({"unchecked", "rawtypes"})
     private <T> ActorRef<Reply<T>> replyTo() {
-        return (ActorRef) adapter;
+        return (ActorRef) replies;
     }
 
     private Behavior<Command> next() {

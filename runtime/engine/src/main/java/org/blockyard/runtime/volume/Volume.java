@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 import com.typesafe.config.Config;
 
@@ -19,6 +20,7 @@ import org.blockyard.api.alloc.AllocationPolicy;
 import org.blockyard.api.alloc.Geometry;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 import org.blockyard.runtime.alloc.AllocatorSettings;
+import org.blockyard.runtime.alloc.BlockGroup;
 import org.blockyard.runtime.alloc.FileCatalog;
 import org.blockyard.runtime.alloc.FileState;
 import org.blockyard.runtime.alloc.Policies;
@@ -165,6 +167,21 @@ public final class Volume implements AutoCloseable {
     }
 
     public static Volume open(Path image, Config config, Journal.Settings settings) {
+        return open(image, config, settings, group -> {});
+    }
+
+    /**
+     * As {@link #open(Path, Config, Journal.Settings)}; {@code memoryOnly} may mark blocks used in the allocator's
+     * groups for this opening only, before the journal listens: they are never written and nobody owns them,
+     * so they are never handed out and are gone at the next opening (a benchmark's prefill, as reservation
+     * windows are).
+     */
+    public static Volume open(Path image, Config config, Journal.Settings settings, Consumer<BlockGroup> memoryOnly) {
+        return open(image, config, settings, IoSettings.fromConfig(config), memoryOnly);
+    }
+
+    private static Volume open(Path image, Config config, Journal.Settings settings, IoSettings io,
+                               Consumer<BlockGroup> memoryOnly) {
         if (!Files.exists(image)) throw new IllegalArgumentException("no such image: " + image);
         FileChannel ch;
         try {
@@ -178,7 +195,7 @@ public final class Volume implements AutoCloseable {
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot lock " + image + ": " + e.getMessage(), e);
             }
-            return new Volume(image, ch, config, settings);
+            return new Volume(image, ch, config, settings, io, memoryOnly);
         } catch (RuntimeException | Error e) {
             try {
                 ch.close();
@@ -189,7 +206,8 @@ public final class Volume implements AutoCloseable {
         }
     }
 
-    private Volume(Path image, FileChannel ch, Config config, Journal.Settings settings) {
+    private Volume(Path image, FileChannel ch, Config config, Journal.Settings settings, IoSettings io,
+                   Consumer<BlockGroup> memoryOnly) {
         long t0 = System.nanoTime();
         this.image = image;
         this.channel = ch;
@@ -231,12 +249,12 @@ public final class Volume implements AutoCloseable {
                     a.getInt("stash-capacity"), a.getInt("prealloc-min-window-blocks"), catalog);
             this.actors = ActorBlockAllocator.start(alloc, config, group -> {
                 meta.forEachUsedDataRun(group.group(), (start, blocks) -> group.markUsed(start, blocks));
+                memoryOnly.accept(group);
                 group.journal((grp, start, blocks, used) -> journal.append(new JournalRecord.Bitmap(grp, start, blocks, used)));
             });
             // From here on the journal writes through the volume's block-I/O queue: its log as SYNC requests,
             // its checkpoints as META, each commit closed by a FLUSH. Recovery above wrote directly, as a
             // mount replays its journal before the file system runs.
-            IoSettings io = IoSettings.fromConfig(config);
             this.device = new FileDevice(image, layout.geometry().bytes(), false);
             this.queueRef = actors.spawn(QueueActor.create(io.setup(), device), "io-queue");
             this.queue = new ActorBlockQueue(queueRef, actors.system().scheduler(), io.setup().limits(),

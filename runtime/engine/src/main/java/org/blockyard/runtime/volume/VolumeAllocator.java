@@ -8,6 +8,9 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.Behavior;
+
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.AllocatorStats;
 import org.blockyard.api.alloc.BlockAllocator;
@@ -17,6 +20,7 @@ import org.blockyard.api.alloc.FreeExtentPage;
 import org.blockyard.api.alloc.Geometry;
 import org.blockyard.api.alloc.MapRequest;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
+import org.blockyard.runtime.alloc.Reply;
 
 /**
  * The {@link BlockAllocator} of a durable volume: each call goes to the allocator's actors, and a call that
@@ -59,6 +63,17 @@ public final class VolumeAllocator implements BlockAllocator {
      */
     private <T> CompletionStage<T> durable(String file, CompletionStage<T> stage) {
         return stage.thenCompose(v -> acknowledged(catalog.lastRecord(Metadata.KIND_FILE, file), v));
+    }
+
+    /**
+     * A stand-in for an actor client's reply address ({@link DurableReplies}): the client spawns it as its child
+     * and gives it as {@code replyTo} in the messages it sends the allocator's actors; each reply reaches
+     * {@code replyTo} once it is durable. With {@code file}, for messages about that file only (a reply waits for
+     * the file's last record); with null, for any (a reply waits for every record appended when it arrived).
+     */
+    public Behavior<Object> acknowledging(String file, ActorRef<Reply<?>> replyTo) {
+        return DurableReplies.create(() -> file == null ? journal.sync()
+                : journal.durableThrough(catalog.lastRecord(Metadata.KIND_FILE, file)), replyTo);
     }
 
     @Override

@@ -26,6 +26,8 @@
  * <pre>
  *   allocate / free        actor changes bitmap or map -> record appended (short lock) -> answer -> facade waits for
  *                          the file's (or owner's) last record
+ *   actor clients          DurableReplies stands in for the client's replyTo: each reply is handed on once durable,
+ *                          in the order the replies came
  *   commit                 commit thread: apply records, build the transaction in one buffer (descriptors, blocks,
  *                          commit CRC32C), hand it to the queue with a FLUSH; gather the next while it is in flight
  *   checkpoint             once the log is half full: the logged images go home with the next commit, the new
