@@ -28,6 +28,9 @@ import java.util.jar.JarOutputStream;
 import java.util.jar.Manifest;
 
 import org.blockyard.api.io.IoRequest;
+import org.blockyard.runtime.volume.Fsck;
+import org.blockyard.runtime.volume.Layout;
+import org.blockyard.runtime.volume.Volume;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -268,6 +271,33 @@ class HostTest {
         assertTrue(printed.startsWith("noop [deadline] anticipatory cfq fifo"), printed);
         assertTrue(printed.contains("System Bundle") && printed.contains("Blockyard fifo elevator")
                 && printed.contains("Apache Felix Declarative Services"), printed);
+    }
+
+    @Test
+    void runOnAVolumeSwitchesItsQueuesElevatorAndLeavesItClosedCleanly() throws Exception {
+        Path image = tmp.resolve("vol.img");
+        Volume.mkfs(image, Layout.make(4096, 4L * 4096, 4096, 64, 256, 0, 0));
+        Path config = Files.writeString(tmp.resolve("host.conf"),
+                "blockyard.host.storage = \"" + tmp.resolve("cache").toString().replace("\\", "/") + "\"\n");
+        ByteArrayOutputStream out = new ByteArrayOutputStream(), err = new ByteArrayOutputStream();
+        PrintStream realOut = System.out, realErr = System.err;
+        int code;
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            code = HostMain.commandLine().execute("run", "--volume", image.toString(), "--config", config.toString(),
+                    "--deploy", tmp.resolve("deploy").toString(),
+                    "--exec", "blockyard:scheduler noop; blockyard:scheduler");
+        } finally {
+            System.setOut(realOut);
+            System.setErr(realErr);
+        }
+        String printed = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, code, printed + err);
+        assertTrue(printed.contains("[noop] deadline"), printed);
+        assertTrue(Volume.inspect(image).superblock.clean(), "closed cleanly on the way out");
+        Fsck.Result r = Fsck.check(image, false);
+        assertTrue(r.clean(), r::report);
     }
 
     @Test

@@ -180,6 +180,11 @@ public final class Volume implements AutoCloseable {
         return open(image, config, settings, IoSettings.fromConfig(config), memoryOnly);
     }
 
+    /** As {@link #open(Path, Config)}, its block-I/O queue set up by {@code io} (a host's elevator registry). */
+    public static Volume open(Path image, Config config, IoSettings io) {
+        return open(image, config, settingsFrom(config), io, group -> {});
+    }
+
     private static Volume open(Path image, Config config, Journal.Settings settings, IoSettings io,
                                Consumer<BlockGroup> memoryOnly) {
         if (!Files.exists(image)) throw new IllegalArgumentException("no such image: " + image);
