@@ -26,12 +26,22 @@ class GroupCommitTest {
     @TempDir
     Path dir;
 
-    @Test
-    void aBlockChangedByManyRecordsIsLoggedOncePerTransaction() throws Exception {
+    /** What a test does with a journal over a fresh volume's metadata, its commit thread not started. */
+    private interface OnJournal {
+        void accept(Journal j, Metadata meta) throws Exception;
+    }
+
+    private void onFreshJournal(OnJournal body) throws Exception {
         Path image = Volumes.make(dir, 4);
         Metadata meta = Volume.inspect(image);
         try (FileChannel ch = FileChannel.open(image, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            Journal j = new Journal(ch, meta, Volumes.FAST, 0, 1);
+            body.accept(new Journal(ch, meta, Volumes.FAST, 0, 1), meta);
+        }
+    }
+
+    @Test
+    void aBlockChangedByManyRecordsIsLoggedOncePerTransaction() throws Exception {
+        onFreshJournal((j, meta) -> {
             long first = meta.geometry.systemBlocks(0);
             for (int i = 0; i < 100; i++) j.append(new JournalRecord.Bitmap(0, first + i, 1, true));
             j.start(); // all 100 are waiting: one transaction takes them
@@ -41,7 +51,7 @@ class GroupCommitTest {
             assertEquals(100, s.records());
             assertEquals(1, s.transactions());
             assertEquals(2, s.loggedBlocks(), "group 0's bitmap and the descriptor block, once each: " + s);
-        }
+        });
     }
 
     @Test
@@ -85,10 +95,7 @@ class GroupCommitTest {
 
     @Test
     void aCallIsAcknowledgedOnlyOnceItsTransactionIsDurable() throws Exception {
-        Path image = Volumes.make(dir, 4);
-        Metadata meta = Volume.inspect(image);
-        try (FileChannel ch = FileChannel.open(image, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            Journal j = new Journal(ch, meta, Volumes.FAST, 0, 1);
+        onFreshJournal((j, meta) -> {
             GatedLog log = new GatedLog();
             j.writeThrough(log);
             j.start();
@@ -101,6 +108,6 @@ class GroupCommitTest {
             log.gate.complete(null);
             ack.get(30, TimeUnit.SECONDS);
             j.abandon();
-        }
+        });
     }
 }
