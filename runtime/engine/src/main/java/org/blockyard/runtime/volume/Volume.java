@@ -18,6 +18,7 @@ import com.typesafe.config.Config;
 
 import org.blockyard.api.alloc.AllocationPolicy;
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.api.io.QueueLimits;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 import org.blockyard.runtime.alloc.AllocatorSettings;
 import org.blockyard.runtime.alloc.BlockGroup;
@@ -29,6 +30,7 @@ import akka.actor.typed.ActorRef;
 import org.blockyard.runtime.io.ActorBlockQueue;
 import org.blockyard.runtime.io.FileDevice;
 import org.blockyard.runtime.io.QueueActor;
+import org.blockyard.runtime.io.QueueSetup;
 import org.blockyard.runtime.io.IoSettings;
 import org.blockyard.runtime.store.FileStore;
 
@@ -261,8 +263,11 @@ public final class Volume implements AutoCloseable {
             // its checkpoints as META, each commit closed by a FLUSH. Recovery above wrote directly, as a
             // mount replays its journal before the file system runs.
             this.device = new FileDevice(image, layout.geometry().bytes(), false);
-            this.queueRef = actors.spawn(QueueActor.create(io.setup(), device), "io-queue");
-            this.queue = new ActorBlockQueue(queueRef, actors.system().scheduler(), io.setup().limits(),
+            QueueLimits l = io.setup().limits();
+            QueueSetup setup = io.setup().withLimits(new QueueLimits(l.maxSectors(), l.logicalBlockBytes(),
+                    l.physicalBlockBytes(), config.getInt("blockyard.volume.queue-depth")));
+            this.queueRef = actors.spawn(QueueActor.create(setup, device), "io-queue");
+            this.queue = new ActorBlockQueue(queueRef, actors.system().scheduler(), setup.limits(),
                     device.capacitySectors(), io.submitTimeout());
             journal.writeThrough(LogWriter.queued(queue, (int) io.setup().limits().maxBytes(), ch, JOURNAL_OWNER));
             journal.start();

@@ -51,6 +51,7 @@
  *                                         while fewer callers wait than the last commit acknowledged)
  *   journal.max-transaction-blocks 256    logged blocks per transaction
  *   journal.checkpoint-fraction   0.5     log fill that starts a checkpoint
+ *   queue-depth                   32      requests the image's queue keeps in flight (a checkpoint's home writes)
  * </pre>
  */
 package org.blockyard.runtime.volume;
