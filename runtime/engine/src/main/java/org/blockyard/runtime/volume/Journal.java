@@ -345,10 +345,7 @@ public final class Journal {
         runningFull = false;
         commitDueNanos = System.nanoTime(); // records still carried are due at once
         if (blocks.isEmpty()) {
-            if (inflight == null && through > durable) {
-                durable = through;
-                release();
-            }
+            if (inflight == null) acknowledge(through);
             return;
         }
         ByteBuffer tx = build(blocks);
@@ -404,10 +401,26 @@ public final class Journal {
         LogWriter.Barrier b = log.submit(writes);
         inflight = new InFlight(b, through, blocks, carried, t0);
         b.done().whenComplete((x, e) -> {
+            // The callers hear at once, from the thread that saw the barrier complete; the commit thread,
+            // woken too, checks the same and goes on with the next transaction.
+            if (b.succeeded()) acknowledge(through);
             synchronized (lock) {
                 lock.notifyAll();
             }
         });
+    }
+
+    /**
+     * Everything through record {@code through} is durable: its waiters are answered (from any thread; the
+     * monitor keeps {@code durable} from going back when a late callback meets the commit thread).
+     */
+    private synchronized void acknowledge(long through) {
+        if (through <= durable) return;
+        durable = through;
+        int acknowledged = release();
+        synchronized (lock) {
+            callersLastAcknowledged = acknowledged;
+        }
     }
 
     /** The checkpoint's next step on its own: the journal has no transaction for it to ride on. */
@@ -430,13 +443,7 @@ public final class Journal {
                 loggedBlocks += f.blocks();
             }
         }
-        if (f.through() > durable) {
-            durable = f.through();
-            int acknowledged = release();
-            synchronized (lock) {
-                callersLastAcknowledged = acknowledged;
-            }
-        }
+        acknowledge(f.through());
         if (f.carried() == Stage.HOME) {
             checkpoint.stage = Stage.TAIL;
             checkpoint.stepSubmitted = false;

@@ -47,6 +47,9 @@ abstract class LogWriter {
         /** Returns once every write of the submission is durable; the device's error otherwise. */
         abstract void await() throws IOException;
 
+        /** True when {@link #await} would return at once with every write durable, nothing left to redo. */
+        abstract boolean succeeded();
+
         /** How long the force itself took, from its issue to the device to its completion (after {@link #await}). */
         abstract long flushNanos();
     }
@@ -102,6 +105,11 @@ abstract class LogWriter {
                 @Override
                 void await() throws IOException {
                     if (failed != null) throw failed;
+                }
+
+                @Override
+                boolean succeeded() {
+                    return failed == null;
                 }
 
                 @Override
@@ -177,6 +185,15 @@ abstract class LogWriter {
                     redone = true;
                 }
                 if (!completed(answers.get(parts.size())) || redone) fallback.force();
+            }
+
+            @Override
+            boolean succeeded() {
+                for (CompletionStage<IoCompletion> a : answers) {
+                    CompletableFuture<IoCompletion> f = a.toCompletableFuture();
+                    if (!f.isDone() || f.isCompletedExceptionally()) return false;
+                }
+                return true;
             }
 
             @Override

@@ -86,6 +86,11 @@ class GroupCommitTest {
                 }
 
                 @Override
+                boolean succeeded() {
+                    return gate.isDone();
+                }
+
+                @Override
                 long flushNanos() {
                     return 0;
                 }
