@@ -6,9 +6,11 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
+import com.typesafe.config.Config;
 import org.apache.felix.service.command.CommandSession;
 import org.apache.felix.service.command.Converter;
 import org.jline.reader.EndOfFileException;
@@ -19,6 +21,10 @@ import org.jline.terminal.Terminal;
 import org.jline.terminal.TerminalBuilder;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+
+import org.blockyard.runtime.config.BlockyardConfig;
+import org.blockyard.runtime.io.IoSettings;
+import org.blockyard.runtime.volume.Volume;
 
 /**
  * {@code blockyard run}: starts the host (engine and framework) and either runs the shell commands of
@@ -41,6 +47,10 @@ public final class RunCommand implements Callable<Integer> {
             description = "Shell commands to run (separated by ';'), then stop and leave.")
     String exec;
 
+    @Option(names = "--volume", paramLabel = "IMAGE",
+            description = "Run on this durable volume (made by mkfs) instead of blockyard.host.device; it is closed cleanly on the way out.")
+    Path volume;
+
     @Override
     public Integer call() throws Exception {
         // Gogo points System.out at the running session's stream once it starts; sessions must write to
@@ -49,13 +59,36 @@ public final class RunCommand implements Callable<Integer> {
         if (config != null) org.blockyard.runtime.bench.BadOption.config(config); // a bad --config is one line, exit 2
         if (deploy != null && java.nio.file.Files.exists(deploy) && !java.nio.file.Files.isDirectory(deploy))
             throw new org.blockyard.runtime.bench.BadOption("--deploy", deploy, "must be a folder (created when missing)");
-        Host host = Host.start(Host.Options.defaults().withConfig(config).withDeploy(deploy));
-        Thread hook = new Thread(host::close, "blockyard-shutdown");
+        Host.Options options = Host.Options.defaults().withConfig(config).withDeploy(deploy);
+        Volume[] opened = new Volume[1];
+        Host host;
+        if (volume == null) {
+            host = Host.start(options);
+        } else {
+            if (!Files.isRegularFile(volume) && !volume.toString().startsWith("/dev/"))
+                throw new org.blockyard.runtime.bench.BadOption("--volume", volume, "must be a volume made by mkfs");
+            Config c = BlockyardConfig.load(config);
+            try {
+                host = Host.start(options, c, IoSettings.fromConfig(c), io -> {
+                    opened[0] = Volume.open(volume, c, io); // its queue with the host's elevators
+                    return opened[0].fileStore();
+                });
+            } catch (RuntimeException e) {
+                if (opened[0] != null) opened[0].close();
+                throw e;
+            }
+        }
+        // The host closes the store (queue, actors); then the volume commits, checkpoints and is marked clean.
+        Runnable stop = () -> {
+            host.close();
+            if (opened[0] != null) opened[0].close();
+        };
+        Thread hook = new Thread(stop, "blockyard-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             return exec != null ? exec(host, exec, out, err) : console(host, out, err);
         } finally {
-            host.close();
+            stop.run();
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException exiting) {

@@ -28,6 +28,9 @@ import java.util.jar.JarOutputStream;
 import java.util.jar.Manifest;
 
 import org.blockyard.api.io.IoRequest;
+import org.blockyard.runtime.volume.Fsck;
+import org.blockyard.runtime.volume.Layout;
+import org.blockyard.runtime.volume.Volume;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -247,27 +250,49 @@ class HostTest {
         }
     }
 
-    @Test
-    void runExecPrintsTheSchedulerListingAndTheBundleList() throws Exception {
+    /** What {@code blockyard run} did: its exit code and what it printed. */
+    private record Ran(int code, String out, String err) {}
+
+    /** {@code blockyard run} with the framework's storage and the deploy folder under {@code tmp}, then {@code args}. */
+    private Ran run(String... args) throws Exception {
         Path config = Files.writeString(tmp.resolve("host.conf"),
                 "blockyard.host.storage = \"" + tmp.resolve("cache").toString().replace("\\", "/") + "\"\n");
+        List<String> all = new ArrayList<>(List.of("run", "--config", config.toString(), "--deploy",
+                tmp.resolve("deploy").toString()));
+        all.addAll(List.of(args));
         ByteArrayOutputStream out = new ByteArrayOutputStream(), err = new ByteArrayOutputStream();
         PrintStream realOut = System.out, realErr = System.err;
         int code;
         try {
             System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
             System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            code = HostMain.commandLine().execute("run", "--config", config.toString(), "--deploy",
-                    tmp.resolve("deploy").toString(), "--exec", "blockyard:scheduler; lb");
+            code = HostMain.commandLine().execute(all.toArray(String[]::new));
         } finally {
             System.setOut(realOut);
             System.setErr(realErr);
         }
-        String printed = out.toString(StandardCharsets.UTF_8);
-        assertEquals(0, code, printed + err);
-        assertTrue(printed.startsWith("noop [deadline] anticipatory cfq fifo"), printed);
-        assertTrue(printed.contains("System Bundle") && printed.contains("Blockyard fifo elevator")
-                && printed.contains("Apache Felix Declarative Services"), printed);
+        return new Ran(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void runExecPrintsTheSchedulerListingAndTheBundleList() throws Exception {
+        Ran r = run("--exec", "blockyard:scheduler; lb");
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertTrue(r.out().startsWith("noop [deadline] anticipatory cfq fifo"), r.out());
+        assertTrue(r.out().contains("System Bundle") && r.out().contains("Blockyard fifo elevator")
+                && r.out().contains("Apache Felix Declarative Services"), r.out());
+    }
+
+    @Test
+    void runOnAVolumeSwitchesItsQueuesElevatorAndLeavesItClosedCleanly() throws Exception {
+        Path image = tmp.resolve("vol.img");
+        Volume.mkfs(image, Layout.make(4096, 4L * 4096, 4096, 64, 256, 0, 0));
+        Ran r = run("--volume", image.toString(), "--exec", "blockyard:scheduler noop; blockyard:scheduler");
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertTrue(r.out().contains("[noop] deadline"), r.out());
+        assertTrue(Volume.inspect(image).superblock.clean(), "closed cleanly on the way out");
+        Fsck.Result f = Fsck.check(image, false);
+        assertTrue(f.clean(), f::report);
     }
 
     @Test

@@ -3,6 +3,7 @@ package org.blockyard.runtime.bench;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 import java.util.function.IntSupplier;
 
 import akka.actor.typed.ActorRef;
@@ -50,7 +51,8 @@ public final class LoadClient extends AbstractBehavior<LoadClient.Command> {
     private final Answers answers;
     private final long stopAtNanos;
     private final CompletableFuture<Long> done;
-    private final ActorRef<Reply<?>> adapter;
+    /** Where the allocator's replies go: this client's adapter, or what acknowledges them on a durable volume. */
+    private final ActorRef<Reply<?>> replies;
     private final int depth;
     // Messages in flight, oldest first: when each was sent, its first logical block, and blocks asked.
     private long[] sentAt, firstLogical, asked;
@@ -59,31 +61,33 @@ public final class LoadClient extends AbstractBehavior<LoadClient.Command> {
     private long mappedBlocks;
     private long calls;
 
-    static Behavior<Command> create(FileHandle file, long fileBlocks, int chunkBlocks, int depth,
-                                    Latency latency, CompletableFuture<Long> done) {
-        return create(file, fileBlocks, chunkBlocks, depth, 1, latency, done);
-    }
-
+    /**
+     * @param acknowledging null in memory; on a durable volume, what the replies pass through before they reach
+     *                      the client (spawned as its child): a reply arrives only once it is durable
+     */
     static Behavior<Command> create(FileHandle file, long fileBlocks, int chunkBlocks, int depth, int batch,
+                                    Function<ActorRef<Reply<?>>, Behavior<Object>> acknowledging,
                                     Latency latency, CompletableFuture<Long> done) {
-        return create(file, fileBlocks, () -> chunkBlocks, depth, batch, (nanos, calls, blocks) -> latency.record(nanos),
-                Long.MAX_VALUE, done);
+        return create(file, fileBlocks, () -> chunkBlocks, depth, batch, acknowledging,
+                (nanos, calls, blocks) -> latency.record(nanos), Long.MAX_VALUE, done);
     }
 
     /** A client whose calls ask for {@code chunkBlocks.getAsInt()} blocks each (at least 1), one call per message. */
     public static Behavior<Command> create(FileHandle file, long fileBlocks, IntSupplier chunkBlocks, int depth,
                                            Answers answers, long stopAtNanos, CompletableFuture<Long> done) {
-        return create(file, fileBlocks, chunkBlocks, depth, 1, answers, stopAtNanos, done);
+        return create(file, fileBlocks, chunkBlocks, depth, 1, null, answers, stopAtNanos, done);
     }
 
     private static Behavior<Command> create(FileHandle file, long fileBlocks, IntSupplier chunkBlocks, int depth, int batch,
+                                            Function<ActorRef<Reply<?>>, Behavior<Object>> acknowledging,
                                             Answers answers, long stopAtNanos, CompletableFuture<Long> done) {
-        return Behaviors.setup(ctx -> new LoadClient(ctx, file, fileBlocks, chunkBlocks, depth, batch, answers,
-                stopAtNanos, done));
+        return Behaviors.setup(ctx -> new LoadClient(ctx, file, fileBlocks, chunkBlocks, depth, batch, acknowledging,
+                answers, stopAtNanos, done));
     }
 
     private LoadClient(ActorContext<Command> ctx, FileHandle file, long fileBlocks, IntSupplier chunkBlocks,
-                       int depth, int batch, Answers answers, long stopAtNanos, CompletableFuture<Long> done) {
+                       int depth, int batch, Function<ActorRef<Reply<?>>, Behavior<Object>> acknowledging,
+                       Answers answers, long stopAtNanos, CompletableFuture<Long> done) {
         super(ctx);
         if (depth < 1) throw new IllegalArgumentException("depth must be at least 1");
         if (batch < 1) throw new IllegalArgumentException("batch must be at least 1");
@@ -101,7 +105,9 @@ public final class LoadClient extends AbstractBehavior<LoadClient.Command> {
         this.asked = new long[2 * depth];
         @SuppressWarnings("unchecked")
         Class<Reply<?>> type = (Class<Reply<?>>) (Class<?>) Reply.class;
-        this.adapter = ctx.messageAdapter(type, Got::new);
+        ActorRef<Reply<?>> adapter = ctx.messageAdapter(type, Got::new);
+        this.replies = acknowledging == null ? adapter
+                : ctx.spawn(acknowledging.apply(adapter), "acknowledging").narrow();
     }
 
     @Override
@@ -141,7 +147,7 @@ public final class LoadClient extends AbstractBehavior<LoadClient.Command> {
 
     @SuppressWarnings({"unchecked", "rawtypes"})
     private <T> ActorRef<Reply<T>> replyTo() {
-        return (ActorRef) adapter;
+        return (ActorRef) replies;
     }
 
     private void push(long first, long blocks) {

@@ -2,6 +2,7 @@ package org.blockyard.runtime.bench;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
@@ -36,7 +37,8 @@ final class SmallFileClient extends AbstractBehavior<Object> {
     private final List<Job> jobs;
     private final Latency latency;
     private final CompletableFuture<Long> done;
-    private final ActorRef<Object> self;
+    /** Where the allocator's replies go: this client itself, or what acknowledges them on a durable volume. */
+    private final ActorRef<Reply<?>> replies;
     private Phase phase;
     private int job;
     private FileHandle file;
@@ -44,12 +46,18 @@ final class SmallFileClient extends AbstractBehavior<Object> {
     private long sentAt;
     private long calls;
 
+    /**
+     * @param acknowledging null in memory; on a durable volume, what the replies pass through before they reach
+     *                      the client (spawned as its child): a reply arrives only once it is durable
+     */
     static Behavior<Object> create(List<ActorRef<FileShard.Command>> shards, List<Job> jobs, boolean batch,
+                                    Function<ActorRef<Reply<?>>, Behavior<Object>> acknowledging,
                                     Latency latency, CompletableFuture<Long> done) {
-        return Behaviors.setup(ctx -> new SmallFileClient(ctx, shards, jobs, batch, latency, done));
+        return Behaviors.setup(ctx -> new SmallFileClient(ctx, shards, jobs, batch, acknowledging, latency, done));
     }
 
     private SmallFileClient(ActorContext<Object> ctx, List<ActorRef<FileShard.Command>> shards, List<Job> jobs, boolean batch,
+                            Function<ActorRef<Reply<?>>, Behavior<Object>> acknowledging,
                             Latency latency, CompletableFuture<Long> done) {
         super(ctx);
         this.shards = shards;
@@ -58,7 +66,8 @@ final class SmallFileClient extends AbstractBehavior<Object> {
         this.latency = latency;
         this.done = done;
         // Answers come straight to this actor: no message adapter, whose wrapping costs two objects an answer.
-        this.self = ctx.getSelf();
+        ActorRef<Reply<?>> self = ctx.getSelf().narrow();
+        this.replies = acknowledging == null ? self : ctx.spawn(acknowledging.apply(self), "acknowledging").narrow();
     }
 
     @Override
@@ -76,8 +85,9 @@ final class SmallFileClient extends AbstractBehavior<Object> {
         };
     }
 
+    @SuppressWarnings({"unchecked", "rawtypes"})
     private <T> ActorRef<Reply<T>> replyTo() {
-        return self.narrow();
+        return (ActorRef) replies;
     }
 
     private Behavior<Object> next() {

@@ -1,5 +1,6 @@
 package org.blockyard.runtime.bench;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -7,10 +8,15 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Function;
+
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.Behavior;
 
 import com.typesafe.config.Config;
 
 import org.blockyard.api.alloc.AllocationPolicy;
+import org.blockyard.api.alloc.BlockAllocator;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
@@ -18,6 +24,9 @@ import org.blockyard.runtime.alloc.AllocatorSettings;
 import org.blockyard.runtime.alloc.BlockGroup;
 import org.blockyard.runtime.alloc.FileState;
 import org.blockyard.runtime.alloc.GlobalLockAllocator;
+import org.blockyard.runtime.alloc.Reply;
+import org.blockyard.runtime.volume.Journal;
+import org.blockyard.runtime.volume.Volume;
 
 /**
  * Seed 000's "tar xf / CVS checkout" case: many small files created by concurrent clients in groups
@@ -48,9 +57,19 @@ public final class SmallFiles {
     }
 
     public static Map<String, Object> run(Spec spec, Config config) {
+        return run(spec, config, null);
+    }
+
+    /**
+     * With {@code volume} (an image made by mkfs): the clients run in memory over the volume's geometry and used
+     * blocks, each group filled to F from its start, then on the volume through its durable path, the fill
+     * marked in memory only (never written, gone at the next opening); one row holds the in-memory figures and
+     * the durable ones beside them (rates, ratio, forces per acknowledged allocation and per file).
+     */
+    public static Map<String, Object> run(Spec spec, Config config, Path volume) {
+        DurableSide side = volume == null ? null : DurableSide.of("--volume", volume);
         AllocatorSettings base = AllocatorSettings.fromConfig(config, spec.blocksPerGroup());
         Geometry g0 = base.geometry();
-        int bpg = spec.blocksPerGroup();
         Random rnd = new Random(spec.seed());
         List<SmallFileClient.Job> jobs = new ArrayList<>();
         long totalBlocks = 0;
@@ -59,21 +78,26 @@ public final class SmallFiles {
             totalBlocks += blocks;
             jobs.add(new SmallFileClient.Job("/src/d" + (i / 64) + "/f" + i, blocks));
         }
-        long freePerGroup = (long) ((bpg - Geometry.of(g0.blockSizeBytes(), bpg, bpg).systemBlocksPerGroup()) * (1 - spec.fill()));
-        long groups = Math.max(8, (2 * totalBlocks + freePerGroup - 1) / Math.max(1, freePerGroup));
-        if (groups > Tiobench.MAX_BENCH_GROUPS)
-            throw new IllegalArgumentException(spec.files() + " files at fill " + spec.fill() + " need " + groups
-                    + " groups of " + bpg + " blocks; this benchmark holds at most " + Tiobench.MAX_BENCH_GROUPS
-                    + " groups in memory: use fewer --files, a lower --fill or bigger --blocks-per-group");
-        Geometry geometry = Geometry.of(g0.blockSizeBytes(), groups * bpg, bpg).withJournal(g0.journalBlocks());
-        boolean lock = spec.policy().equals(Tiobench.GLOBAL_LOCK);
+        Geometry geometry = side != null ? side.geometry() : sized(spec, g0, totalBlocks);
+        boolean lock = spec.policy().equals(Tiobench.GLOBAL_LOCK); // in memory only: it has no durable form
         AllocationPolicy policy = BenchPolicies.byId(lock ? "reservation" : spec.policy(), config, geometry);
         AllocatorSettings settings = base.withGeometry(geometry).withPolicy(policy);
-        Consumer<BlockGroup> prefill = group -> {
+        Consumer<BlockGroup> fill = side == null ? group -> {
             long data = group.end() - group.firstDataBlock();
             int used = (int) (data * spec.fill());
             if (used > 0) group.fillFromStart(used);
+        } : group -> fillFree(group, spec.fill(), side);
+        Consumer<BlockGroup> prepare = side == null ? fill : group -> {
+            side.markUsed(group);
+            fill.accept(group);
         };
+        if (side != null && !lock) {
+            side.requireTableRoom(spec.files());
+            long free = freeAfterFill(side, spec.fill());
+            if (free < totalBlocks)
+                throw new IllegalArgumentException("the volume has " + free + " free blocks past the fill of "
+                        + spec.fill() + "; " + spec.files() + " files need " + totalBlocks);
+        }
 
         List<List<SmallFileClient.Job>> shares = new ArrayList<>();
         for (int c = 0; c < spec.clients(); c++) shares.add(new ArrayList<>());
@@ -81,79 +105,32 @@ public final class SmallFiles {
 
         long cpu0 = Tiobench.processCpuNanos();
         Latency all = new Latency();
-        long elapsed, messages = 0, slices = 0, stashed = 0, allocated;
-        List<List<Extent>> extents = new ArrayList<>();
+        Clients r;
         if (lock) {
             GlobalLockAllocator a = new GlobalLockAllocator(geometry, policy, settings.preallocMinWindowBlocks());
             for (int gi = 0; gi < geometry.groups(); gi++) {
-                prefill.accept(a.group(gi));
+                prepare.accept(a.group(gi));
                 a.republish(gi);
             }
             AllocationMeter meter = AllocationMeter.start();
-            elapsed = runLocked(a, shares, all);
-            allocated = meter.bytes();
-            extents.addAll(a.fileExtents().values());
+            long elapsed = runLocked(a, shares, all);
+            r = new Clients(elapsed, all, 0, 0, 0, meter.bytes(), new ArrayList<>(a.fileExtents().values()));
         } else {
-            try (ActorBlockAllocator a = ActorBlockAllocator.start(settings, config, prefill)) {
-                List<CompletableFuture<Long>> done = new ArrayList<>();
-                List<Latency> lats = new ArrayList<>();
-                List<akka.actor.typed.ActorRef<Object>> clients = new ArrayList<>();
-                for (int c = 0; c < spec.clients(); c++) {
-                    CompletableFuture<Long> d = new CompletableFuture<>();
-                    Latency l = new Latency();
-                    done.add(d.thenApply(calls -> System.nanoTime())); // the client's end time
-                    lats.add(l);
-                    clients.add(a.spawn(SmallFileClient.create(a.fileShards(), shares.get(c), spec.batch(), l, d),
-                            "smallfiles-client-" + c));
-                }
-                ThreadClients.quiesce();
-                long m0 = a.volume().messages(), s0 = a.volume().searchSlices(), st0 = a.volume().stashed();
-                AllocationMeter meter = AllocationMeter.start();
-                long t0 = System.nanoTime();
-                Starter.startAll(a, clients, (Object) SmallFileClient.Go.INSTANCE,
-                        "smallfiles-start");
-                // The clients' recorders count their calls, one block each; read racily, for the progress line only.
-                long wanted = totalBlocks;
-                Progress.detail(() -> {
-                    long n = 0;
-                    for (Latency l : lats) n += l.count();
-                    return Report.format(n) + " of " + Report.format(wanted) + " blocks allocated ("
-                            + 100 * n / Math.max(1, wanted) + "%)";
-                });
-                try {
-                    CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(30, TimeUnit.MINUTES);
-                } finally {
-                    Progress.detail(null);
-                }
-                elapsed = System.nanoTime() - t0;
-                allocated = meter.bytes();
-                // Each client is a closed loop: one timed getBlocks in flight, from the start message to its end.
-                for (int c = 0; c < lats.size(); c++) all.merge(lats.get(c).correctClosedLoop(done.get(c).join() - t0, 1));
-                messages = a.volume().messages() - m0 + all.count();
-                slices = a.volume().searchSlices() - s0;
-                stashed = a.volume().stashed() - st0;
-                Progress.detail(() -> "all blocks allocated; reading back the extents of " + Report.format(extents.size())
-                        + " of " + Report.format((long) jobs.size()) + " files");
-                try {
-                    for (SmallFileClient.Job j : jobs) extents.add(a.fileExtents(j.name()).toCompletableFuture().join());
-                } finally {
-                    Progress.detail(null);
-                }
-            } catch (Exception e) {
-                throw new IllegalStateException("smallfiles run failed: " + e.getMessage(), e);
+            try (ActorBlockAllocator a = ActorBlockAllocator.start(settings, config, prepare)) {
+                r = runClients(a, a, shares, spec.batch(), null, totalBlocks);
             }
         }
         long cpu = Tiobench.processCpuNanos() - cpu0;
+        double seconds = r.elapsedNanos() / 1e9;
         long ext = 0;
-        for (List<Extent> f : extents) ext += f.size();
-        double seconds = elapsed / 1e9;
+        for (List<Extent> f : r.extents()) ext += f.size();
         Map<String, Object> row = Report.row();
         row.put("workload", "smallfiles");
         row.put("policy", spec.policy());
         row.put("policy_detail", lock ? "global-lock over " + policy : policy.toString());
         row.put("files", spec.files());
         row.put("fill", spec.fill());
-        row.put("blocks_per_group", bpg);
+        row.put("blocks_per_group", geometry.blocksPerGroup());
         row.put("groups", geometry.groups());
         row.put("clients", spec.clients());
         row.put("batch", !lock && spec.batch());
@@ -161,19 +138,140 @@ public final class SmallFiles {
         row.put("extents_per_file_mean", (double) ext / spec.files());
         row.put("ideal_extents_per_file", 1);
         row.put("mean_extent_blocks", ext == 0 ? 0.0 : (double) totalBlocks / ext);
-        row.put("alloc_latency_us", all.summaryMicros());
-        row.put("allocs", all.count());
-        row.put("allocs_per_s", all.count() / seconds);
+        row.put("alloc_latency_us", r.latency().summaryMicros());
+        row.put("allocs", r.latency().count());
+        row.put("allocs_per_s", r.latency().count() / seconds);
         row.put("blocks_per_s", totalBlocks / seconds);
         row.put("files_per_s", spec.files() / seconds);
-        row.put("messages", messages);
-        row.put("messages_per_file", (double) messages / spec.files());
-        row.put("heap_bytes_per_file", allocated / spec.files());
-        row.put("search_slices", slices);
-        row.put("stashed", stashed);
+        row.put("messages", r.messages());
+        row.put("messages_per_file", (double) r.messages() / spec.files());
+        row.put("heap_bytes_per_file", r.heapBytes() / spec.files());
+        row.put("search_slices", r.slices());
+        row.put("stashed", r.stashed());
         row.put("elapsed_s", Latency.round(seconds));
         row.put("cpu_s", Latency.round(cpu / 1e9));
+        if (side != null && !lock) durable(spec, config, side, fill, shares, totalBlocks, r, row);
         return row;
+    }
+
+    /** A volume of {@code spec}'s groups, enough of them for twice the files' blocks past the fill. */
+    private static Geometry sized(Spec spec, Geometry g0, long totalBlocks) {
+        int bpg = spec.blocksPerGroup();
+        long freePerGroup = (long) ((bpg - Geometry.of(g0.blockSizeBytes(), bpg, bpg).systemBlocksPerGroup())
+                * (1 - spec.fill()));
+        long groups = Math.max(8, (2 * totalBlocks + freePerGroup - 1) / Math.max(1, freePerGroup));
+        if (groups > Tiobench.MAX_BENCH_GROUPS)
+            throw new IllegalArgumentException(spec.files() + " files at fill " + spec.fill() + " need " + groups
+                    + " groups of " + bpg + " blocks; this benchmark holds at most " + Tiobench.MAX_BENCH_GROUPS
+                    + " groups in memory: use fewer --files, a lower --fill or bigger --blocks-per-group");
+        return Geometry.of(g0.blockSizeBytes(), groups * bpg, bpg).withJournal(g0.journalBlocks());
+    }
+
+    /** The first {@code fill} of {@code group}'s data blocks, those the volume has free, marked used. */
+    private static void fillFree(BlockGroup group, double fill, DurableSide side) {
+        long from = group.firstDataBlock(), to = from + (long) ((group.end() - from) * fill);
+        for (long b = from; b < to; ) {
+            while (b < to && side.isUsed(b)) b++;
+            long start = b;
+            while (b < to && !side.isUsed(b)) b++;
+            if (b > start) group.markUsed(start, (int) (b - start));
+        }
+    }
+
+    /** Free blocks of the volume past each group's fill. */
+    private static long freeAfterFill(DurableSide side, double fill) {
+        Geometry g = side.geometry();
+        long free = 0;
+        for (int gi = 0; gi < g.groups(); gi++) {
+            long from = g.groupStart(gi) + g.systemBlocks(gi), end = g.groupStart(gi) + g.groupBlocks(gi);
+            for (long b = from + (long) ((end - from) * fill); b < end; b++) if (!side.isUsed(b)) free++;
+        }
+        return free;
+    }
+
+    /** The same clients on the volume, through its durable path; their figures go into {@code row}. */
+    private static void durable(Spec spec, Config config, DurableSide side, Consumer<BlockGroup> fill,
+                                List<List<SmallFileClient.Job>> shares, long totalBlocks, Clients memory,
+                                Map<String, Object> row) {
+        List<List<SmallFileClient.Job>> named = new ArrayList<>();
+        for (List<SmallFileClient.Job> share : shares)
+            named.add(share.stream().map(j -> new SmallFileClient.Job(side.prefix + j.name(), j.blocks())).toList());
+        try (Volume v = side.open(config, spec.policy(), fill)) {
+            Journal.Stats s0 = v.journalStats();
+            Clients d = runClients(v.actors(), v.allocator(), named, spec.batch(), DurableSide.acknowledging(v, null),
+                    totalBlocks);
+            Journal.Stats s1 = v.journalStats();
+            double seconds = d.elapsedNanos() / 1e9;
+            row.put("durable_files_per_s", spec.files() / seconds);
+            row.put("durable_alloc_latency_us", d.latency().summaryMicros());
+            row.put("forces_per_file", (double) (s1.forces() - s0.forces()) / spec.files());
+            double memoryPerSecond = memory.latency().count() / (memory.elapsedNanos() / 1e9);
+            DurableSide.put(row, "allocs", d.latency().count(), memoryPerSecond, d.latency().count() / seconds, s0, s1);
+        }
+    }
+
+    /** What a run of the clients measured; {@code latency} holds one sample per timed call. */
+    private record Clients(long elapsedNanos, Latency latency, long messages, long slices, long stashed, long heapBytes,
+                           List<List<Extent>> extents) {}
+
+    /**
+     * The clients as actors messaging {@code a}'s shards and file actors, through {@code acknowledging} when
+     * given (a durable volume); the files' extents read back through {@code api}.
+     */
+    private static Clients runClients(ActorBlockAllocator a, BlockAllocator api, List<List<SmallFileClient.Job>> shares,
+                                      boolean batch, Function<ActorRef<Reply<?>>, Behavior<Object>> acknowledging,
+                                      long totalBlocks) {
+        try {
+            List<CompletableFuture<Long>> done = new ArrayList<>();
+            List<Latency> lats = new ArrayList<>();
+            List<ActorRef<Object>> clients = new ArrayList<>();
+            for (int c = 0; c < shares.size(); c++) {
+                CompletableFuture<Long> d = new CompletableFuture<>();
+                Latency l = new Latency();
+                done.add(d.thenApply(calls -> System.nanoTime())); // the client's end time
+                lats.add(l);
+                clients.add(a.spawn(SmallFileClient.create(a.fileShards(), shares.get(c), batch, acknowledging, l, d),
+                        "smallfiles-client-" + c));
+            }
+            ThreadClients.quiesce();
+            long m0 = a.volume().messages(), s0 = a.volume().searchSlices(), st0 = a.volume().stashed();
+            AllocationMeter meter = AllocationMeter.start();
+            long t0 = System.nanoTime();
+            Starter.startAll(a, clients, (Object) SmallFileClient.Go.INSTANCE, "smallfiles-start");
+            // The clients' recorders count their calls, one block each; read racily, for the progress line only.
+            Progress.detail(() -> {
+                long n = 0;
+                for (Latency l : lats) n += l.count();
+                return Report.format(n) + " of " + Report.format(totalBlocks) + " blocks allocated ("
+                        + 100 * n / Math.max(1, totalBlocks) + "%)";
+            });
+            try {
+                CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(30, TimeUnit.MINUTES);
+            } finally {
+                Progress.detail(null);
+            }
+            long elapsed = System.nanoTime() - t0;
+            long heap = meter.bytes();
+            Latency all = new Latency();
+            // Each client is a closed loop: one timed getBlocks in flight, from the start message to its end.
+            for (int c = 0; c < lats.size(); c++) all.merge(lats.get(c).correctClosedLoop(done.get(c).join() - t0, 1));
+            long messages = a.volume().messages() - m0 + all.count();
+            long slices = a.volume().searchSlices() - s0, stashed = a.volume().stashed() - st0;
+            List<List<Extent>> extents = new ArrayList<>();
+            long files = shares.stream().mapToLong(List::size).sum();
+            Progress.detail(() -> "all blocks allocated; reading back the extents of " + Report.format(extents.size())
+                    + " of " + Report.format(files) + " files");
+            try {
+                for (List<SmallFileClient.Job> share : shares)
+                    for (SmallFileClient.Job j : share)
+                        extents.add(api.fileExtents(j.name()).toCompletableFuture().join());
+            } finally {
+                Progress.detail(null);
+            }
+            return new Clients(elapsed, all, messages, slices, stashed, heap, extents);
+        } catch (Exception e) {
+            throw new IllegalStateException("smallfiles run failed: " + e.getMessage(), e);
+        }
     }
 
     private static long runLocked(GlobalLockAllocator a, List<List<SmallFileClient.Job>> shares, Latency all) {

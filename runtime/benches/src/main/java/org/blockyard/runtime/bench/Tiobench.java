@@ -1,6 +1,7 @@
 package org.blockyard.runtime.bench;
 
 import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -8,8 +9,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 import akka.actor.typed.ActorRef;
+import akka.actor.typed.Behavior;
 import com.typesafe.config.Config;
 
 import org.blockyard.api.alloc.AllocationPolicy;
@@ -20,8 +23,12 @@ import org.blockyard.api.alloc.Geometry;
 import org.blockyard.api.alloc.MapRequest;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 import org.blockyard.runtime.alloc.AllocatorSettings;
+import org.blockyard.runtime.alloc.BlockGroup;
 import org.blockyard.runtime.alloc.FileState;
 import org.blockyard.runtime.alloc.GlobalLockAllocator;
+import org.blockyard.runtime.alloc.Reply;
+import org.blockyard.runtime.volume.Journal;
+import org.blockyard.runtime.volume.Volume;
 
 /**
  * tiobench's sequential-write case (seed 002): N files appended concurrently through getBlocks, K blocks
@@ -59,10 +66,50 @@ public final class Tiobench {
     public static final long MAX_BENCH_GROUPS = 200_000;
 
     public static Map<String, Object> run(Spec spec, Config config) {
+        return run(spec, config, null);
+    }
+
+    /**
+     * With {@code volume} (an image made by mkfs): the writers run in memory over the volume's geometry and used
+     * blocks, then on the volume through its durable path (actor writers' replies through its acknowledgement,
+     * thread writers through its {@code BlockAllocator}); one row holds the in-memory figures and the durable
+     * ones beside them (rate, ratio, forces per acknowledged allocation).
+     */
+    public static Map<String, Object> run(Spec spec, Config config, Path volume) {
         AllocatorSettings base = AllocatorSettings.fromConfig(config, 0L + config.getInt("blockyard.volume.blocks-per-group"));
+        DurableSide side = volume == null ? null : DurableSide.of("--volume", volume);
+        if (side != null) base = base.withGeometry(side.geometry());
         int blockBytes = base.geometry().blockSizeBytes();
-        int bpg = base.geometry().blocksPerGroup();
         long fileBlocks = (spec.fileSizeBytes() + blockBytes - 1) / blockBytes;
+        boolean lock = spec.policy().equals(GLOBAL_LOCK); // in memory only: it has no durable form
+        if (side != null && !lock) side.requireTableRoom(spec.writers());
+        if (side != null && !lock && side.freeBlocks() < spec.writers() * fileBlocks)
+            throw new IllegalArgumentException("the volume has " + side.freeBlocks() + " free blocks; " + spec.writers()
+                    + " writers of " + fileBlocks + " blocks need " + spec.writers() * fileBlocks);
+        Geometry geometry = side != null ? side.geometry() : sized(spec, base, fileBlocks);
+        AllocationPolicy policy = BenchPolicies.byId(lock ? "reservation" : spec.policy(), config, geometry);
+        AllocatorSettings settings = base.withGeometry(geometry).withPolicy(policy);
+        Consumer<BlockGroup> prepare = side == null ? group -> {} : side::markUsed;
+
+        long cpu0 = processCpuNanos();
+        Run r = lock && spec.batch() == 1 ? runLocked(spec, settings, fileBlocks)
+                : lock ? runThreads(spec, new GlobalLockAllocator(settings.geometry(), settings.policy(),
+                        settings.preallocMinWindowBlocks()), () -> {}, FILES, fileBlocks)
+                : spec.threads() ? runThreadsOnActors(spec, settings, config, prepare, fileBlocks)
+                : runActors(spec, settings, config, prepare, fileBlocks);
+        long cpu = processCpuNanos() - cpu0;
+        Map<String, Object> row = row(spec, geometry, lock, policy, r, fileBlocks);
+        row.put("cpu_s", Latency.round(cpu / 1e9));
+        if (side != null && !lock) durable(spec, config, side, r, fileBlocks, row);
+        return row;
+    }
+
+    /** Names of the files: {@code FILES + i}. */
+    private static final String FILES = "/tiobench/file-";
+
+    /** A volume of the configured geometry sized to hold the files twice. */
+    private static Geometry sized(Spec spec, AllocatorSettings base, long fileBlocks) {
+        int bpg = base.geometry().blocksPerGroup();
         long groups;
         try {
             groups = Math.max(1, Math.addExact(Math.multiplyExact(2L * spec.writers(), fileBlocks), bpg - 1) / bpg);
@@ -73,20 +120,14 @@ public final class Tiobench {
             throw new IllegalArgumentException(spec.writers() + " writers of " + spec.fileSizeBytes() + " bytes need a volume of "
                     + (groups == Long.MAX_VALUE ? "more than 2^63 blocks" : groups + " groups") + "; this benchmark holds at most "
                     + MAX_BENCH_GROUPS + " groups in memory: use a smaller --file-size or fewer --writers");
-        Geometry geometry = new Geometry(blockBytes, groups * bpg, bpg, base.geometry().systemBlocksPerGroup(),
+        return new Geometry(base.geometry().blockSizeBytes(), groups * bpg, bpg, base.geometry().systemBlocksPerGroup(),
                 base.geometry().journalBlocks(), base.geometry().strideBlocks(), base.geometry().stripeBlocks());
-        boolean lock = spec.policy().equals(GLOBAL_LOCK);
-        AllocationPolicy policy = BenchPolicies.byId(lock ? "reservation" : spec.policy(), config, geometry);
-        AllocatorSettings settings = base.withGeometry(geometry).withPolicy(policy);
+    }
 
-        long cpu0 = processCpuNanos();
-        Run r = lock && spec.batch() == 1 ? runLocked(spec, settings, fileBlocks)
-                : lock ? runThreads(spec, new GlobalLockAllocator(settings.geometry(), settings.policy(),
-                        settings.preallocMinWindowBlocks()), () -> {}, fileBlocks)
-                : spec.threads() ? runThreadsOnActors(spec, settings, config, fileBlocks)
-                : runActors(spec, settings, config, fileBlocks);
-        long cpu = processCpuNanos() - cpu0;
-
+    /** The run's layout and allocator figures. */
+    private static Map<String, Object> row(Spec spec, Geometry geometry, boolean lock, AllocationPolicy policy, Run r,
+                                           long fileBlocks) {
+        int bpg = geometry.blocksPerGroup();
         long perGroupData = bpg - geometry.systemBlocksPerGroup();
         long ideal = (fileBlocks + perGroupData - 1) / perGroupData;
         long extents = 0, maxExtents = 0, blocks = 0;
@@ -106,7 +147,7 @@ public final class Tiobench {
         row.put("callers", lock || spec.threads() ? "threads" : "actors");
         row.put("depth", lock || spec.threads() ? 1 : spec.depth());
         row.put("batch", spec.batch());
-        row.put("block_size_bytes", blockBytes);
+        row.put("block_size_bytes", geometry.blockSizeBytes());
         row.put("blocks_per_group", bpg);
         row.put("groups", geometry.groups());
         row.put("extents_per_file_mean", (double) extents / spec.writers());
@@ -122,8 +163,26 @@ public final class Tiobench {
         row.put("messages", r.messages);
         row.put("heap_bytes_per_alloc", r.calls == 0 ? 0 : r.heapBytes / r.calls);
         row.put("elapsed_s", Latency.round(seconds));
-        row.put("cpu_s", Latency.round(cpu / 1e9));
         return row;
+    }
+
+    /** The same writers on the volume, through its durable path; their figures go into {@code row}. */
+    private static void durable(Spec spec, Config config, DurableSide side, Run memory, long fileBlocks,
+                                Map<String, Object> row) {
+        try (Volume v = side.open(config, spec.policy(), group -> {})) {
+            Journal.Stats s0 = v.journalStats();
+            String files = side.prefix + FILES;
+            Run d = spec.threads() ? runThreads(spec, v.allocator(), () -> {}, files, fileBlocks)
+                    : runClients(spec, v.actors(), v.allocator(), file -> DurableSide.acknowledging(v, file), files,
+                            fileBlocks);
+            Journal.Stats s1 = v.journalStats();
+            long extents = 0;
+            for (List<Extent> f : d.extents) extents += f.size();
+            row.put("durable_extents_per_file_mean", (double) extents / spec.writers());
+            row.put("durable_alloc_latency_us", d.latency.summaryMicros());
+            DurableSide.put(row, "allocs", d.calls, memory.calls / (memory.elapsedNanos / 1e9),
+                    d.calls / (d.elapsedNanos / 1e9), s0, s1);
+        }
     }
 
     /** {@code latency} is per call (per batch with --batch); {@code calls} counts getBlocks requests. */
@@ -134,10 +193,11 @@ public final class Tiobench {
         }
     }
 
-    private static Run runThreadsOnActors(Spec spec, AllocatorSettings settings, Config config, long fileBlocks) {
-        try (ActorBlockAllocator a = ActorBlockAllocator.start(settings, config)) {
+    private static Run runThreadsOnActors(Spec spec, AllocatorSettings settings, Config config,
+                                          Consumer<BlockGroup> prepare, long fileBlocks) {
+        try (ActorBlockAllocator a = ActorBlockAllocator.start(settings, config, prepare)) {
             long m0 = a.volume().messages();
-            Run r = runThreads(spec, a, () -> {}, fileBlocks);
+            Run r = runThreads(spec, a, () -> {}, FILES, fileBlocks);
             return new Run(r.extents, r.latency, r.elapsedNanos, a.volume().messages() - m0, r.calls, r.heapBytes);
         }
     }
@@ -146,12 +206,12 @@ public final class Tiobench {
      * Writers as plain threads calling the {@code BlockAllocator} interface, as an embedder's threads do:
      * each call is handed to the allocator and joined; with {@code --batch B} one call carries B requests.
      */
-    private static Run runThreads(Spec spec, BlockAllocator a, Runnable after, long fileBlocks) {
+    private static Run runThreads(Spec spec, BlockAllocator a, Runnable after, String files, long fileBlocks) {
         List<Consumer<Latency>> writers = new ArrayList<>();
         LongAdder calls = new LongAdder();
         List<String> names = new ArrayList<>();
         for (int i = 0; i < spec.writers(); i++) {
-            String name = "/tiobench/file-" + i;
+            String name = files + i;
             names.add(name);
             a.open(name).toCompletableFuture().join();
             writers.add(l -> {
@@ -196,13 +256,27 @@ public final class Tiobench {
         return new Run(extents, all, elapsed, 0, calls.sum(), heap);
     }
 
-    private static Run runActors(Spec spec, AllocatorSettings settings, Config config, long fileBlocks) {
-        try (ActorBlockAllocator a = ActorBlockAllocator.start(settings, config)) {
+    private static Run runActors(Spec spec, AllocatorSettings settings, Config config, Consumer<BlockGroup> prepare,
+                                 long fileBlocks) {
+        try (ActorBlockAllocator a = ActorBlockAllocator.start(settings, config, prepare)) {
+            return runClients(spec, a, a, null, FILES, fileBlocks);
+        }
+    }
+
+    /**
+     * Writers as actors messaging {@code a}'s file actors; files opened, read back and closed through
+     * {@code api}. {@code acknowledging} (null in memory) gives each writer, for its file, what its replies
+     * pass through before they reach it.
+     */
+    private static Run runClients(Spec spec, ActorBlockAllocator a, BlockAllocator api,
+                                  Function<String, Function<ActorRef<Reply<?>>, Behavior<Object>>> acknowledging,
+                                  String files, long fileBlocks) {
+        try {
             List<String> names = new ArrayList<>();
             for (int i = 0; i < spec.writers(); i++) {
-                String name = "/tiobench/file-" + i;
+                String name = files + i;
                 names.add(name);
-                a.open(name).toCompletableFuture().join();
+                api.open(name).toCompletableFuture().join();
             }
             List<CompletableFuture<Long>> done = new ArrayList<>(); // each writer's end time
             List<CompletableFuture<Long>> callCounts = new ArrayList<>(); // and its calls
@@ -216,7 +290,7 @@ public final class Tiobench {
                 latencies.add(l);
                 clients.add(a.spawn(
                         LoadClient.create(a.fileHandle(names.get(i)), fileBlocks, spec.chunkBlocks(), spec.depth(), spec.batch(),
-                                l, d),
+                                acknowledging == null ? null : acknowledging.apply(names.get(i)), l, d),
                         "tiobench-writer-" + i));
             }
             ThreadClients.quiesce();
@@ -234,8 +308,8 @@ public final class Tiobench {
                 all.merge(latencies.get(i).correctClosedLoop(done.get(i).join() - t0, spec.depth())); // a sample per message
             List<List<Extent>> extents = new ArrayList<>();
             for (String n : names) {
-                extents.add(a.fileExtents(n).toCompletableFuture().join());
-                a.close(n).toCompletableFuture().join();
+                extents.add(api.fileExtents(n).toCompletableFuture().join());
+                api.close(n).toCompletableFuture().join();
             }
             // The clients' own replies are messages too.
             long calls = 0;

@@ -1,5 +1,6 @@
 package org.blockyard.runtime.bench;
 
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -40,6 +41,10 @@ public final class TiobenchCommand implements Callable<Integer> {
             description = "getBlocks calls per message (actor writers) or per BlockAllocator call (thread writers), served in order and answered together; latency is then per batch (default ${DEFAULT-VALUE})")
     int batch;
 
+    @Option(names = "--volume", paramLabel = "IMAGE",
+            description = "also run on this durable volume (made by mkfs; the files are added to it) after the same in memory over its geometry and used blocks: durable rate, ratio, forces per allocation (global-lock stays in memory)")
+    Path volume;
+
     @Mixin
     PlotOption plot;
 
@@ -58,9 +63,10 @@ public final class TiobenchCommand implements Callable<Integer> {
         BadOption.oneOf("--callers", callers, List.of("actors", "threads"));
         BadOption.allOf("--policy", policies, BenchPolicies.names(config, Tiobench.GLOBAL_LOCK));
         java.nio.file.Path plots = plot.directory();
+        if (volume != null) DurableSide.of("--volume", volume);
         List<Map<String, Object>> rows = run.measure(policies,
                 policy -> Tiobench.run(new Tiobench.Spec(writers, size, policy, chunkBlocks, depth,
-                        callers.equals("threads"), batch), config));
+                        callers.equals("threads"), batch), config, volume));
         print(run.out(), rows);
         if (plots != null)
             run.out().println("plot: " + Plots.latencyCdf(plots, "tiobench-latency-cdf", "tiobench: getBlocks latency, "
@@ -73,6 +79,6 @@ public final class TiobenchCommand implements Callable<Integer> {
         Report.table(out, rows, Report.columns("policy", "writers", "file_size_bytes", "chunk_blocks",
                 "callers", "depth", "batch", "extents_per_file_mean", "ideal_extents_per_file", "mean_extent_blocks",
                 Latency.columns("alloc_latency_us"), "allocs_per_s", "blocks_per_s", "messages", "heap_bytes_per_alloc",
-                "elapsed_s"));
+                "elapsed_s", DurableSide.columns(rows, "allocs")));
     }
 }

@@ -16,7 +16,6 @@ import org.blockyard.api.alloc.BlockAllocator;
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.MapRequest;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
-import org.blockyard.runtime.alloc.AllocatorSettings;
 import org.blockyard.runtime.volume.Journal;
 import org.blockyard.runtime.volume.Layout;
 import org.blockyard.runtime.volume.Volume;
@@ -68,8 +67,7 @@ public final class VolumeBenchCommand implements Callable<Integer> {
             throw new BadOption("--batch", batch, "must be from 1 to " + BlockAllocator.MAX_BATCH);
         Config config = run.config();
         BadOption.oneOf("--policy", policy, BenchPolicies.names(config));
-        if (image != null && !Files.isRegularFile(image) && !image.toString().startsWith("/dev/"))
-            throw new BadOption("--volume", image, "must be a volume made by mkfs");
+        if (image != null) DurableSide.of("--volume", image);
         Path img = image;
         boolean temp = img == null;
         if (temp) {
@@ -81,7 +79,8 @@ public final class VolumeBenchCommand implements Callable<Integer> {
             List<Map<String, Object>> rows = run.measure(List.of(policy), p -> once(volumeImage, config));
             Report.table(run.out(), rows, List.of("policy", "writers", "chunk_blocks", "batch", "calls", "memory_calls_per_s",
                     "durable_calls_per_s", "durable_vs_memory", "forces_per_call", "records_per_transaction",
-                    "durable_latency_us.p50", "durable_latency_us.p99", "recovery_ms", "replayed_transactions"));
+                    "force_ms", "device_flush_ms", "durable_latency_us.raw.p50", "durable_latency_us.raw.p99", "recovery_ms",
+                    "replayed_transactions"));
             run.writeJson(rows);
         } finally {
             if (temp) Files.deleteIfExists(img);
@@ -97,31 +96,23 @@ public final class VolumeBenchCommand implements Callable<Integer> {
         row.put("writers", writers);
         row.put("chunk_blocks", chunkBlocks);
         row.put("batch", batch);
-        // In memory first, over the same geometry and policy.
-        var geometry = Volume.inspect(img).geometry;
-        AllocatorSettings mem = AllocatorSettings.fromConfig(config, geometry.totalBlocks()).withGeometry(geometry)
-                .withPolicy(BenchPolicies.byId(policy, config, geometry));
+        // In memory first, over the same geometry, used blocks and policy.
+        DurableSide side = DurableSide.of("--volume", img);
+        int blockBytes = side.geometry().blockSizeBytes();
         Result m;
-        try (ActorBlockAllocator a = ActorBlockAllocator.start(mem, config)) {
-            m = appends(a, "/mem-" + runId + "/file-", geometry.blockSizeBytes());
+        try (ActorBlockAllocator a = ActorBlockAllocator.start(side.memorySettings(config, policy), config,
+                side::markUsed)) {
+            m = appends(a, "/mem-" + runId + "/file-", blockBytes);
         }
-        Volume v = Volume.open(img, config);
-        BenchPolicies.registerWith(v.actors());
-        v.actors().setPolicy(policy).toCompletableFuture().join();
+        Volume v = side.open(config, policy, group -> {});
         Journal.Stats s0 = v.journalStats();
-        Result d = appends(v.allocator(), "/vol-" + runId + "/file-", geometry.blockSizeBytes());
+        Result d = appends(v.allocator(), side.prefix + "/file-", blockBytes);
         Journal.Stats s1 = v.journalStats();
         row.put("calls", d.calls);
         row.put("memory_calls_per_s", m.calls / m.seconds);
-        row.put("durable_calls_per_s", d.calls / d.seconds);
-        row.put("durable_vs_memory", (d.calls / d.seconds) / (m.calls / m.seconds));
         row.put("memory_latency_us", m.latency.summaryMicros());
         row.put("durable_latency_us", d.latency.summaryMicros());
-        row.put("forces", s1.forces() - s0.forces());
-        row.put("transactions", s1.transactions() - s0.transactions());
-        row.put("forces_per_call", (double) (s1.forces() - s0.forces()) / d.calls);
-        row.put("records_per_transaction", (double) (s1.records() - s0.records()) / Math.max(1, s1.transactions() - s0.transactions()));
-        row.put("logged_blocks", s1.loggedBlocks() - s0.loggedBlocks());
+        DurableSide.put(row, "calls", d.calls, m.calls / m.seconds, d.calls / d.seconds, s0, s1);
         if (crash) {
             v.abandon();
             try (Volume again = Volume.open(img, config)) {

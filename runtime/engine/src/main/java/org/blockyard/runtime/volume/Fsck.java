@@ -254,8 +254,7 @@ public final class Fsck {
         if (repair) {
             boolean left = problems.stream().anyMatch(p -> !p.repaired());
             meta.dirtyAll();
-            meta.takeCommit();
-            for (long b : meta.takeCheckpoint()) {
+            for (long b : meta.takeCommit()) {
                 long slot = b - layout.fileTableStart();
                 if (tableBad[0] && slot >= 0 && slot < layout.fileTableBlocks()) continue; // leave unreadable slots alone
                 Volume.write(ch, meta.image(b), b * bs);

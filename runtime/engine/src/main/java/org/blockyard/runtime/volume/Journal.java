@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,27 +15,30 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.zip.CRC32C;
 
 import org.blockyard.runtime.volume.VolumeException.Structure;
 
 /**
- * The metadata journal, after JBD: a transaction is a descriptor block listing the home locations of the
+ * The metadata journal, after JBD2: a transaction is a descriptor block listing the home locations of the
  * metadata blocks it logs, the logged blocks (whole images), and a commit block with a CRC32C over the
  * descriptor and the logged blocks; then, later, checkpointing writes the blocks home and moves the
- * journal's tail. The whole transaction goes out in one write followed by one {@code force}: the commit
- * checksum makes that safe (a torn transaction fails it and is dropped at recovery, as with JBD2's
- * async_commit).
+ * journal's tail. A transaction goes out as one hand-over followed by one barrier: the commit checksum makes
+ * that safe (a torn transaction fails it and is dropped at recovery, as with JBD2's async_commit).
  *
  * <p>Appends come from many threads (group and file actors, the volume's facade): each is a short critical
- * section that adds the record to a list and numbers it, nothing longer. One commit thread takes the
- * whole list, applies it to {@link Metadata} in order, and writes it as one transaction (group commit):
- * it waits at most {@code commitIntervalNanos} after the first record for company, and a transaction
- * holds at most {@code maxTransactionBlocks} logged blocks. {@link #durableThrough} completes once the
- * transaction holding a record is forced. After a commit, when the log is fuller than
- * {@code checkpointFraction} (or the next transaction might not fit), it checkpoints: the blocks changed
- * since the last checkpoint are written home from the committed state, forced, and the tail moves.
+ * section that adds the record to a list and numbers it, nothing longer. One commit thread takes the list,
+ * applies it to {@link Metadata} in order (the running transaction) and writes it (group commit), as JBD2's
+ * running and committing transactions: while one transaction is on its way to stable storage, records keep
+ * arriving for the next, which is written the moment the first is durable. Only a journal with nothing in
+ * flight waits for company, at most {@code commitIntervalNanos} after the first record; a transaction holds
+ * at most {@code maxTransactionBlocks} logged blocks, each logged once however many records changed it.
+ * {@link #durableThrough} completes once the transaction holding a record is durable.
+ *
+ * <p>Checkpoints do not stop the commits: once the log is fuller than {@code checkpointFraction}, the images of
+ * every block logged so far (kept from the transactions that logged them, so nothing is rebuilt) go home with
+ * the next commit, behind its barrier; the journal superblock with the new tail goes with the one after; only
+ * then is the log space before the tail reused. A transaction that finds no room waits for that.
  *
  * <p>Log positions count blocks in the journal's data area (all its blocks but the first, the journal
  * superblock) and wrap; a transaction is found by its sequence number, so old ones beyond the head are
@@ -50,8 +55,14 @@ public final class Journal {
         public static final Settings DEFAULT = new Settings(TimeUnit.MILLISECONDS.toNanos(1), 256, 0.5);
     }
 
-    /** What the journal did, for benchmarks and tests. */
-    public record Stats(long records, long transactions, long loggedBlocks, long forces, long checkpoints) {}
+    /**
+     * What the journal did, for benchmarks and tests. {@code forces}: barriers (FLUSH requests or
+     * {@code force} calls), commits and checkpoints alike; {@code barrierNanos}: their time from hand-over to
+     * durable, summed; {@code flushNanos}: the part of it from the FLUSH's issue to the device until its
+     * completion came back (the device's own force, without the wait for the writes before it).
+     */
+    public record Stats(long records, long transactions, long loggedBlocks, long forces, long checkpoints,
+                        long barrierNanos, long flushNanos) {}
 
     /** Where the log's and the checkpoints' blocks go: the channel until the volume's I/O queue runs. */
     private volatile LogWriter log;
@@ -66,6 +77,8 @@ public final class Journal {
     private ArrayList<JournalRecord> pending = new ArrayList<>(); // guarded by lock
     private long appended; // guarded by lock
     private long firstPendingNanos; // guarded by lock
+    /** Callers waiting for durability, and how many the last commit acknowledged (group commit's company). */
+    private int callersWaiting, callersLastAcknowledged; // guarded by lock
     private volatile long durable;
     private final TreeMap<Long, List<CompletableFuture<Void>>> waiters = new TreeMap<>(); // guarded by itself
     private final ExecutorService acks = Executors.newSingleThreadExecutor(r -> {
@@ -83,7 +96,42 @@ public final class Journal {
     private long tail; // log position of the oldest transaction not yet checkpointed
     private long nextSeq;
     private long tailSeq;
-    private long records, transactions, loggedBlocks, forces, checkpoints;
+    /** Taken from the appenders, not yet applied: the running transaction was full. */
+    private final ArrayDeque<JournalRecord> carry = new ArrayDeque<>();
+    private long applied; // the last record applied to the metadata
+    private long committed; // the last record in a transaction handed to the log
+    private long commitDueNanos; // when the running transaction is written, if nothing is in flight
+    private boolean runningFull;
+    /** The transaction (or checkpoint step) handed to the log and not yet known durable; at most one. */
+    private InFlight inflight;
+    /** The last logged image of every block logged since the last checkpoint began: what it will write home. */
+    private Map<Long, ByteBuffer> logged = new HashMap<>();
+    private Checkpoint checkpoint; // in progress, or null
+    private long records, transactions, loggedBlocks, forces, checkpoints, barrierNanos, flushNanos; // guarded by lock
+
+    /** What one hand-over to the log carried: a transaction ({@code blocks > 0}) and/or a checkpoint step. */
+    private record InFlight(LogWriter.Barrier barrier, long through, int blocks, Stage carried, long startNanos) {}
+
+    private enum Stage { HOME, TAIL }
+
+    /**
+     * A checkpoint: first the committed images of the blocks logged before it began go home (HOME), then the
+     * journal superblock moves the tail to where the log stood then (TAIL). Each step rides on the next
+     * hand-over, or goes alone when the journal is idle; the tail moves in memory once the second is durable.
+     */
+    private static final class Checkpoint {
+        final Map<Long, ByteBuffer> images;
+        final long newTail, newTailSeq;
+        Stage stage = Stage.HOME;
+        boolean stepSubmitted;
+
+        Checkpoint(Map<Long, ByteBuffer> images, long newTail, long newTailSeq) {
+            this.images = images;
+            this.newTail = newTail;
+            this.newTailSeq = newTailSeq;
+            if (images.isEmpty()) stage = Stage.TAIL;
+        }
+    }
 
     Journal(FileChannel channel, Metadata meta, Settings settings, long position, long nextSeq) {
         this.log = LogWriter.direct(channel);
@@ -118,12 +166,15 @@ public final class Journal {
         synchronized (lock) {
             if (abandoned || failure != null) return appended; // nothing more becomes durable; sync() says why
             pending.add(r);
-            if (pending.size() == 1) {
-                firstPendingNanos = System.nanoTime();
-                lock.notifyAll();
-            }
+            if (pending.size() == 1) firstPendingNanos = System.nanoTime();
+            if (pending.size() == 1 || pending.size() == burstRecords()) lock.notifyAll();
             return ++appended;
         }
+    }
+
+    /** Records that end the wait for company at once: more than a transaction could hold. */
+    private int burstRecords() {
+        return maxTx * 4;
     }
 
     /** Completes once every record appended before this call is in a forced transaction. */
@@ -143,6 +194,9 @@ public final class Journal {
                 new VolumeException.JournalFailed("the volume was abandoned before this change was durable", null));
         if (durable >= seq) return CompletableFuture.completedFuture(null);
         CompletableFuture<Void> f = new CompletableFuture<>();
+        synchronized (lock) {
+            if (++callersWaiting == callersLastAcknowledged) lock.notifyAll(); // everyone is back: no need to wait
+        }
         synchronized (waiters) {
             waiters.computeIfAbsent(seq, k -> new ArrayList<>()).add(f);
         }
@@ -155,7 +209,8 @@ public final class Journal {
         return new VolumeException.JournalFailed("the journal failed, so nothing more is acknowledged: " + t, t);
     }
 
-    private void release() {
+    /** Completes the waiters that are durable now (all of them, failed, once the journal failed); answers how many. */
+    private int release() {
         List<CompletableFuture<Void>> done = new ArrayList<>();
         List<CompletableFuture<Void>> fail = new ArrayList<>();
         synchronized (waiters) {
@@ -167,7 +222,10 @@ public final class Journal {
                 waiters.clear();
             }
         }
-        if (done.isEmpty() && fail.isEmpty()) return;
+        if (done.isEmpty() && fail.isEmpty()) return 0;
+        synchronized (lock) {
+            callersWaiting -= done.size() + fail.size();
+        }
         Throwable why = failure != null ? failed()
                 : new VolumeException.JournalFailed("the volume was abandoned before this change was durable", null);
         try {
@@ -179,11 +237,12 @@ public final class Journal {
             for (CompletableFuture<Void> f : done) f.complete(null);
             for (CompletableFuture<Void> f : fail) f.completeExceptionally(why);
         }
+        return done.size();
     }
 
     public Stats stats() {
         synchronized (lock) {
-            return new Stats(records, transactions, loggedBlocks, forces, checkpoints);
+            return new Stats(records, transactions, loggedBlocks, forces, checkpoints, barrierNanos, flushNanos);
         }
     }
 
@@ -191,31 +250,24 @@ public final class Journal {
 
     private void run() {
         try {
-            while (true) {
-                ArrayList<JournalRecord> batch;
-                long last;
-                synchronized (lock) {
-                    while (pending.isEmpty() && !stopping && !abandoned) lock.wait();
-                    if (abandoned || pending.isEmpty() && stopping) return;
-                    long wait = firstPendingNanos + settings.commitIntervalNanos() - System.nanoTime();
-                    while (wait > 0 && !stopping && !abandoned && pending.size() < maxTx * 4L) {
-                        TimeUnit.NANOSECONDS.timedWait(lock, wait);
-                        wait = firstPendingNanos + settings.commitIntervalNanos() - System.nanoTime();
-                    }
-                    if (abandoned) return;
-                    batch = pending;
-                    pending = new ArrayList<>();
-                    last = appended;
-                    records += batch.size();
+            while (!abandoned) {
+                if (inflight != null) {
+                    if (!awaitDone(inflight)) return;
+                    finishInflight();
+                    if (checkpoint == null && (head - tail > capacity * settings.checkpointFraction()
+                            || head - tail + transactionBlocks(maxTx, layout.blockSize()) > capacity))
+                        startCheckpoint();
                 }
-                long first = last - batch.size() + 1;
-                int margin = layout.bitmapBlocks() + 2;
-                for (int i = 0; i < batch.size(); i++) {
-                    batch.get(i).applyTo(meta);
-                    if (meta.pendingBlocks() + margin >= maxTx && i < batch.size() - 1) commit(first + i);
-                    if (abandoned) return;
+                take();
+                applyCarry();
+                if (applied > committed) {
+                    if (!runningFull && !stopping && waitForCompany()) continue;
+                    commit();
+                } else if (checkpoint != null) {
+                    submitAlone();
+                } else if (!waitForRecords()) {
+                    return;
                 }
-                commit(last);
             }
         } catch (Throwable t) {
             failure = t;
@@ -223,19 +275,192 @@ public final class Journal {
         }
     }
 
-    /** Writes what is applied as one transaction, forces it, and acknowledges through {@code seq}. */
-    private void commit(long seq) throws IOException {
-        List<Long> blocks = meta.takeCommit();
-        if (!blocks.isEmpty()) {
-            long size = transactionBlocks(blocks.size(), layout.blockSize());
-            if (head - tail + size > capacity)
-                throw new IllegalStateException("a transaction of " + blocks.size() + " blocks does not fit the "
-                        + (capacity - (head - tail)) + " free blocks of the journal");
-            writeTransaction(blocks);
+    /** Moves what the appenders added into {@link #carry}; a new running transaction is due an interval after. */
+    private void take() {
+        synchronized (lock) {
+            if (pending.isEmpty()) return;
+            if (applied == committed && carry.isEmpty())
+                commitDueNanos = firstPendingNanos + settings.commitIntervalNanos();
+            carry.addAll(pending);
+            records += pending.size();
+            pending = new ArrayList<>();
         }
-        durable = seq;
-        release();
-        if (head - tail > capacity * settings.checkpointFraction() || head - tail + maxTx + 2 > capacity) checkpoint();
+    }
+
+    /** Applies the records taken, in order, until the running transaction is as big as one may be. */
+    private void applyCarry() {
+        int margin = layout.bitmapBlocks() + 2;
+        while (!carry.isEmpty()) {
+            if (applied > committed && meta.pendingBlocks() + margin >= maxTx) {
+                runningFull = true;
+                return;
+            }
+            carry.poll().applyTo(meta);
+            applied++;
+        }
+    }
+
+    /**
+     * Waits for company while that is worth it: the running transaction is not due yet, and fewer callers wait
+     * than the last commit acknowledged (after JBD2, which lets a lone synchronous writer commit at once and
+     * makes several wait for each other); true when it waited.
+     */
+    private boolean waitForCompany() throws InterruptedException {
+        synchronized (lock) {
+            if (!worthWaiting()) return false;
+            do {
+                TimeUnit.NANOSECONDS.timedWait(lock, commitDueNanos - System.nanoTime());
+            } while (worthWaiting());
+            return true;
+        }
+    }
+
+    private boolean worthWaiting() {
+        return commitDueNanos - System.nanoTime() > 0 && !stopping && !abandoned && pending.size() < burstRecords()
+                && callersWaiting < callersLastAcknowledged;
+    }
+
+    /** Waits for a record; false when the thread is to end (stopped with nothing left, or abandoned). */
+    private boolean waitForRecords() throws InterruptedException {
+        synchronized (lock) {
+            while (pending.isEmpty() && !stopping && !abandoned) lock.wait();
+            return !abandoned && !(stopping && pending.isEmpty());
+        }
+    }
+
+    /** Waits for {@code f}'s barrier; false when the journal was abandoned meanwhile. */
+    private boolean awaitDone(InFlight f) throws InterruptedException {
+        var done = f.barrier().done().toCompletableFuture();
+        synchronized (lock) {
+            while (!done.isDone() && !abandoned) lock.wait(1000);
+        }
+        return !abandoned;
+    }
+
+    /** Commits what the metadata holds beyond the last commit: built, room made, handed to the log. */
+    private void commit() throws IOException, InterruptedException {
+        List<Long> blocks = meta.takeCommit();
+        long through = applied;
+        committed = applied;
+        runningFull = false;
+        commitDueNanos = System.nanoTime(); // records still carried are due at once
+        if (blocks.isEmpty()) {
+            if (inflight == null) acknowledge(through);
+            return;
+        }
+        ByteBuffer tx = build(blocks);
+        int size = tx.capacity() / layout.blockSize();
+        if (size > capacity)
+            throw new IllegalStateException("a transaction of " + blocks.size() + " blocks does not fit a journal of "
+                    + capacity + " log blocks");
+        makeRoom(size);
+        List<LogWriter.Write> writes = new ArrayList<>(3);
+        int bs = layout.blockSize();
+        // One write per contiguous stretch of the log (two when the transaction wraps), not one per block.
+        for (int i = 0; i < size; ) {
+            int j = i + 1;
+            while (j < size && layoutBlock(head + j) == layoutBlock(head + j - 1) + 1) j++;
+            writes.add(new LogWriter.Write(tx.slice(i * bs, (j - i) * bs), layoutBlock(head + i) * bs, false));
+            i = j;
+        }
+        int k = size - blocks.size() - 1;
+        for (int i = 0; i < blocks.size(); i++) logged.put(blocks.get(i), tx.slice((k + i) * bs, bs));
+        head += size;
+        nextSeq++;
+        submit(writes, through, blocks.size());
+    }
+
+    /** Waits until a transaction of {@code size} log blocks fits, checkpointing as needed. */
+    private void makeRoom(int size) throws IOException, InterruptedException {
+        while (head - tail + size > capacity) {
+            if (inflight == null) {
+                if (checkpoint == null) startCheckpoint();
+                submitAlone();
+            }
+            if (!awaitDone(inflight)) throw new IOException("the journal was abandoned");
+            finishInflight();
+        }
+    }
+
+    /** Hands {@code writes} to the log, with the checkpoint's next step when one is waiting for a ride. */
+    private void submit(List<LogWriter.Write> writes, long through, int blocks) {
+        Stage carried = null;
+        if (checkpoint != null && !checkpoint.stepSubmitted) {
+            carried = checkpoint.stage;
+            checkpoint.stepSubmitted = true;
+            if (carried == Stage.HOME) {
+                int bs = layout.blockSize();
+                for (Map.Entry<Long, ByteBuffer> e : new TreeMap<>(checkpoint.images).entrySet())
+                    writes.add(new LogWriter.Write(e.getValue(), e.getKey() * bs, true));
+            } else {
+                writes.add(new LogWriter.Write(ByteBuffer.wrap(superBlock(layout, seed, checkpoint.newTailSeq,
+                        checkpoint.newTail)), layout.journalStart() * layout.blockSize(), false));
+            }
+        }
+        long t0 = System.nanoTime();
+        LogWriter.Barrier b = log.submit(writes);
+        inflight = new InFlight(b, through, blocks, carried, t0);
+        b.done().whenComplete((x, e) -> {
+            // The callers hear at once, from the thread that saw the barrier complete; the commit thread,
+            // woken too, checks the same and goes on with the next transaction.
+            if (b.succeeded()) acknowledge(through);
+            synchronized (lock) {
+                lock.notifyAll();
+            }
+        });
+    }
+
+    /**
+     * Everything through record {@code through} is durable: its waiters are answered (from any thread; the
+     * monitor keeps {@code durable} from going back when a late callback meets the commit thread).
+     */
+    private synchronized void acknowledge(long through) {
+        if (through <= durable) return;
+        durable = through;
+        int acknowledged = release();
+        synchronized (lock) {
+            callersLastAcknowledged = acknowledged;
+        }
+    }
+
+    /** The checkpoint's next step on its own: the journal has no transaction for it to ride on. */
+    private void submitAlone() {
+        submit(new ArrayList<>(), durable, 0);
+    }
+
+    /** The hand-over in flight is durable (or failed: thrown): acknowledge, count, move the checkpoint on. */
+    private void finishInflight() throws IOException {
+        InFlight f = inflight;
+        f.barrier().await();
+        inflight = null;
+        long nanos = System.nanoTime() - f.startNanos();
+        synchronized (lock) {
+            forces++;
+            barrierNanos += nanos;
+            flushNanos += f.barrier().flushNanos();
+            if (f.blocks() > 0) {
+                transactions++;
+                loggedBlocks += f.blocks();
+            }
+        }
+        acknowledge(f.through());
+        if (f.carried() == Stage.HOME) {
+            checkpoint.stage = Stage.TAIL;
+            checkpoint.stepSubmitted = false;
+        } else if (f.carried() == Stage.TAIL) {
+            tail = checkpoint.newTail;
+            tailSeq = checkpoint.newTailSeq;
+            checkpoint = null;
+            synchronized (lock) {
+                checkpoints++;
+            }
+        }
+    }
+
+    /** Begins a checkpoint of everything logged so far (nothing may be in flight: all of it is committed). */
+    private void startCheckpoint() {
+        checkpoint = new Checkpoint(logged, head, nextSeq);
+        logged = new HashMap<>();
     }
 
     /** Log blocks a transaction of {@code n} logged blocks takes: its descriptors, the blocks, the commit. */
@@ -249,51 +474,30 @@ public final class Journal {
     }
 
     /**
-     * One transaction: descriptor blocks (as many as its tags need, numbered), the logged blocks, the commit
-     * block with the CRC32C of all of them; one write per block, then one force.
+     * One transaction in one buffer: descriptor blocks (as many as its tags need, numbered), the logged
+     * blocks' images, the commit block with the CRC32C of all of them.
      */
-    private void writeTransaction(List<Long> blocks) throws IOException {
+    private ByteBuffer build(List<Long> blocks) {
         int bs = layout.blockSize();
         int n = blocks.size();
         int cap = descriptorCapacity(bs);
         int k = descriptorsFor(n, bs);
-        CRC32C crc = seeded(nextSeq);
-        ByteBuffer all = ByteBuffer.allocate((k + n + 1) * bs);
+        byte[] all = new byte[(k + n + 1) * bs];
+        ByteBuffer o = Layout.le(all);
         for (int i = 0; i < k; i++) {
-            byte[] desc = new byte[bs];
-            ByteBuffer d = Layout.le(desc);
-            d.putInt(0, DESC_MAGIC).putInt(4, TYPE_DESCRIPTOR).putLong(8, nextSeq).putInt(16, n).putInt(20, i);
+            int at = i * bs;
+            o.putInt(at, DESC_MAGIC).putInt(at + 4, TYPE_DESCRIPTOR).putLong(at + 8, nextSeq).putInt(at + 16, n)
+                    .putInt(at + 20, i);
             for (int t = i * cap; t < Math.min(n, (i + 1) * cap); t++)
-                d.putLong(DESC_HEADER_BYTES + (t - i * cap) * TAG_BYTES, blocks.get(t));
-            crc.update(desc);
-            all.put(desc);
+                o.putLong(at + DESC_HEADER_BYTES + (t - i * cap) * TAG_BYTES, blocks.get(t));
         }
-        for (long b : blocks) {
-            byte[] img = meta.image(b);
-            crc.update(img);
-            all.put(img);
-        }
-        byte[] commit = new byte[bs];
-        Layout.le(commit).putInt(0, DESC_MAGIC).putInt(4, TYPE_COMMIT).putLong(8, nextSeq).putInt(16, n)
-                .putInt(20, (int) crc.getValue());
-        all.put(commit);
-        all.flip();
-        // One write per contiguous stretch of the log (two when the transaction wraps), not one per block.
-        int total = k + n + 1;
-        for (int i = 0; i < total; ) {
-            int j = i + 1;
-            while (j < total && layoutBlock(head + j) == layoutBlock(head + j - 1) + 1) j++;
-            log.write(all.slice(i * bs, (j - i) * bs), layoutBlock(head + i) * bs, false);
-            i = j;
-        }
-        log.force();
-        synchronized (lock) {
-            forces++;
-            transactions++;
-            loggedBlocks += n;
-        }
-        head += k + n + 1;
-        nextSeq++;
+        for (int i = 0; i < n; i++) meta.image(blocks.get(i), all, (k + i) * bs);
+        CRC32C crc = seeded(nextSeq);
+        crc.update(all, 0, (k + n) * bs);
+        int at = (k + n) * bs;
+        o.putInt(at, DESC_MAGIC).putInt(at + 4, TYPE_COMMIT).putLong(at + 8, nextSeq).putInt(at + 16, n)
+                .putInt(at + 20, (int) crc.getValue());
+        return o;
     }
 
     private CRC32C seeded(long seq) {
@@ -318,21 +522,28 @@ public final class Journal {
     }
 
     /**
-     * Writes every block changed since the last checkpoint home, from the committed state (only ever called
-     * right after a commit, or after the thread stopped with everything committed), forces, then moves the
-     * tail in the journal superblock and forces again.
+     * Checkpoints everything committed, from the calling thread (only while the commit thread is stopped, or
+     * before it starts): the logged images home, a barrier, the journal superblock with the tail at the head,
+     * a barrier. The log is empty afterwards.
      */
     void checkpoint() throws IOException {
-        int bs = layout.blockSize();
-        for (long b : meta.takeCheckpoint()) log.write(ByteBuffer.wrap(meta.image(b)), b * bs, true);
-        log.force();
-        tail = head;
-        tailSeq = nextSeq;
-        log.write(ByteBuffer.wrap(superBlock(layout, seed, tailSeq, tail)), layout.journalStart() * bs, false);
-        log.force();
-        synchronized (lock) {
-            forces += 2;
-            checkpoints++;
+        requireStopped();
+        try {
+            if (inflight != null && awaitDone(inflight)) finishInflight();
+            finishCheckpoint();
+            startCheckpoint();
+            finishCheckpoint();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while checkpointing");
+        }
+    }
+
+    private void finishCheckpoint() throws IOException, InterruptedException {
+        while (checkpoint != null) {
+            submitAlone();
+            if (!awaitDone(inflight)) throw new IOException("the journal was abandoned");
+            finishInflight();
         }
     }
 
@@ -387,10 +598,21 @@ public final class Journal {
         }
     }
 
-    /** Commits the metadata's pending changes from the calling thread (only while the thread is stopped). */
-    void commitNow() throws IOException {
+    private void requireStopped() {
         if (thread.isAlive()) throw new IllegalStateException("the commit thread is running");
-        commit(durable);
+    }
+
+    /** Commits the metadata's changes since the last commit from the calling thread (only while it is stopped). */
+    void commitNow() throws IOException {
+        requireStopped();
+        try {
+            if (inflight != null && awaitDone(inflight)) finishInflight();
+            commit();
+            if (inflight != null && awaitDone(inflight)) finishInflight();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while committing");
+        }
     }
 
     /** Log blocks written since the last checkpoint, and the log's capacity (tests, benchmarks). */

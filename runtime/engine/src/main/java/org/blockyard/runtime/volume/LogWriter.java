@@ -7,68 +7,129 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import org.blockyard.api.io.BlockQueue;
+import org.blockyard.api.io.IoCompletion;
 import org.blockyard.api.io.IoException;
 import org.blockyard.api.io.IoFlag;
 import org.blockyard.api.io.IoOp;
 import org.blockyard.api.io.IoRequest;
 
 /**
- * How the journal's blocks reach the image. Journal writes are {@code SYNC} (a committer waits for them)
- * and checkpoint writes, the metadata going home, are {@code META}, as JBD's are; {@link #force} is the
- * barrier a commit needs: every write before it is on stable storage when it returns.
+ * How the journal's blocks reach the image. Log writes are {@code SYNC} (a committer waits for them) and
+ * checkpoint writes, the metadata going home, are {@code META}, as JBD's are. {@link #submit} hands over the
+ * writes of a commit (and whatever checkpoint writes go with it) followed by a barrier; the answer's
+ * {@link Barrier#await} returns once all of them are on stable storage. The buffers must not change until
+ * then: they are sent as they are, not copied.
  *
- * <p>{@link #direct} writes through the image's channel (used while a volume opens and recovers, before its
- * I/O queue runs). {@link #queued} submits each write to the volume's block-I/O queue, so the journal goes
- * through the same elevator as the files' data and shows in its traces, and forces with a {@code FLUSH}
- * request, which the queue issues only once everything before it has completed (ordered drain). A queue
- * that closes under the journal (the volume is closing) no longer takes requests: what it refused is
- * written directly, so the journal's last commits and checkpoints still land.
+ * <p>{@link #direct} writes and forces through the image's channel before {@code submit} returns (used while a
+ * volume opens, recovers and closes). {@link #queued} hands everything to the volume's block-I/O queue in one
+ * {@code submitAll}, the barrier being a {@code FLUSH} request, which the queue issues only once everything
+ * before it has completed and before anything after it (ordered drain); {@code submit} returns at once, so the
+ * journal prepares its next transaction while the device works. A queue that closes under the journal (the
+ * volume is closing) no longer takes requests: {@code await} writes what it refused directly, so the journal's
+ * last commits and checkpoints still land.
  */
 abstract class LogWriter {
 
-    abstract void write(ByteBuffer block, long bytePosition, boolean home) throws IOException;
+    /** Whole blocks at a byte position of the image; {@code home}: a checkpoint write (META), else the log (SYNC). */
+    record Write(ByteBuffer data, long bytePosition, boolean home) {}
 
-    /** Every write before this is durable when it returns. */
-    abstract void force() throws IOException;
+    /** What one {@link #submit} started. */
+    abstract static class Barrier {
+        /** Completes (normally, whatever the outcome) once {@link #await} would not block. */
+        abstract CompletionStage<?> done();
+
+        /** Returns once every write of the submission is durable; the device's error otherwise. */
+        abstract void await() throws IOException;
+
+        /** True when {@link #await} would return at once with every write durable, nothing left to redo. */
+        abstract boolean succeeded();
+
+        /** How long the force itself took, from its issue to the device to its completion (after {@link #await}). */
+        abstract long flushNanos();
+    }
+
+    /** Starts {@code writes} and a barrier behind them (a barrier alone when {@code writes} is empty). */
+    abstract Barrier submit(List<Write> writes);
 
     static LogWriter direct(FileChannel channel) {
-        return new LogWriter() {
-            @Override
-            void write(ByteBuffer b, long pos, boolean home) throws IOException {
-                while (b.hasRemaining()) pos += channel.write(b, pos);
-            }
-
-            @Override
-            void force() throws IOException {
-                channel.force(false);
-            }
-        };
+        return new Direct(channel);
     }
 
     /** Through {@code queue}, falling back to {@code channel} for what a closed queue refuses. */
     static LogWriter queued(BlockQueue queue, int maxRequestBytes, FileChannel channel, long owner) {
-        return new Queued(queue, maxRequestBytes, direct(channel), owner);
+        return new Queued(queue, maxRequestBytes, new Direct(channel), owner);
+    }
+
+    private static final class Direct extends LogWriter {
+        private final FileChannel channel;
+
+        Direct(FileChannel channel) {
+            this.channel = channel;
+        }
+
+        void write(ByteBuffer data, long pos) throws IOException {
+            ByteBuffer b = data.duplicate();
+            while (b.hasRemaining()) pos += channel.write(b, pos);
+        }
+
+        void force() throws IOException {
+            channel.force(false);
+        }
+
+        @Override
+        Barrier submit(List<Write> writes) {
+            IOException error = null;
+            long forceNanos = 0;
+            try {
+                for (Write w : writes) write(w.data(), w.bytePosition());
+                long t0 = System.nanoTime();
+                force();
+                forceNanos = System.nanoTime() - t0;
+            } catch (IOException e) {
+                error = e;
+            }
+            IOException failed = error;
+            long flushed = forceNanos;
+            return new Barrier() {
+                @Override
+                CompletionStage<?> done() {
+                    return CompletableFuture.completedFuture(null);
+                }
+
+                @Override
+                void await() throws IOException {
+                    if (failed != null) throw failed;
+                }
+
+                @Override
+                boolean succeeded() {
+                    return failed == null;
+                }
+
+                @Override
+                long flushNanos() {
+                    return flushed;
+                }
+            };
+        }
     }
 
     private static final class Queued extends LogWriter {
         private static final long WAIT_SECONDS = 120;
         private final BlockQueue queue;
         private final int maxBytes; // the queue's max_sectors: a longer write goes as several requests
-        private final LogWriter fallback;
+        private final Direct fallback;
         private final long owner;
-        /** A write submitted and not yet known to be done: its bytes are kept for a closed queue's refusal. */
-        private record Pending(CompletableFuture<?> done, ByteBuffer data, long at) {}
-
-        private final List<Pending> pending = new ArrayList<>();
         private long nextId = 1;
-        private boolean queueClosed;
+        private volatile boolean queueClosed;
 
-        Queued(BlockQueue queue, int maxRequestBytes, LogWriter fallback, long owner) {
+        Queued(BlockQueue queue, int maxRequestBytes, Direct fallback, long owner) {
             this.queue = queue;
             this.maxBytes = maxRequestBytes / IoRequest.SECTOR_BYTES * IoRequest.SECTOR_BYTES;
             this.fallback = fallback;
@@ -76,41 +137,78 @@ abstract class LogWriter {
         }
 
         @Override
-        void write(ByteBuffer b, long pos, boolean home) throws IOException {
-            if (queueClosed || b.remaining() % IoRequest.SECTOR_BYTES != 0 || pos % IoRequest.SECTOR_BYTES != 0) {
-                fallback.write(b, pos, home);
-                return;
+        Barrier submit(List<Write> writes) {
+            if (queueClosed) return fallback.submit(writes);
+            List<IoRequest> requests = new ArrayList<>(writes.size() + 1);
+            List<Write> parts = new ArrayList<>(writes.size());
+            for (Write w : writes) {
+                ByteBuffer b = w.data();
+                if (b.remaining() % IoRequest.SECTOR_BYTES != 0 || w.bytePosition() % IoRequest.SECTOR_BYTES != 0)
+                    throw new IllegalArgumentException("journal write of " + b.remaining() + " bytes at byte "
+                            + w.bytePosition() + " is not in whole sectors");
+                for (int off = 0; off < b.remaining(); off += maxBytes) {
+                    int n = Math.min(b.remaining() - off, maxBytes);
+                    ByteBuffer part = b.slice(b.position() + off, n);
+                    long pos = w.bytePosition() + off;
+                    requests.add(new IoRequest(nextId++, pos / IoRequest.SECTOR_BYTES, n / IoRequest.SECTOR_BYTES,
+                            IoOp.WRITE, EnumSet.of(w.home() ? IoFlag.META : IoFlag.SYNC), owner, part));
+                    parts.add(new Write(part, pos, w.home()));
+                }
             }
-            while (b.hasRemaining()) {
-                int n = Math.min(b.remaining(), maxBytes);
-                ByteBuffer copy = ByteBuffer.allocate(n).put(b.slice(b.position(), n)).flip();
-                b.position(b.position() + n);
-                IoRequest r = new IoRequest(nextId++, pos / IoRequest.SECTOR_BYTES, n / IoRequest.SECTOR_BYTES,
-                        IoOp.WRITE, EnumSet.of(home ? IoFlag.META : IoFlag.SYNC), owner, copy);
-                pending.add(new Pending(queue.submit(r).toCompletableFuture(), copy.duplicate(), pos));
-                pos += n;
-            }
+            requests.add(new IoRequest(nextId++, 0, 0, IoOp.FLUSH, EnumSet.noneOf(IoFlag.class), owner, null));
+            List<CompletionStage<IoCompletion>> answers = queue.submitAll(requests);
+            return new QueuedBarrier(parts, answers);
         }
 
-        @Override
-        void force() throws IOException {
-            CompletableFuture<?> flush = queueClosed ? null
-                    : queue.submit(new IoRequest(nextId++, 0, 0, IoOp.FLUSH, EnumSet.noneOf(IoFlag.class), owner, null))
-                            .toCompletableFuture();
-            boolean redone = false;
-            for (Pending p : pending) {
-                if (await(p.done())) continue;
-                fallback.write(p.data(), p.at(), false); // the queue closed before it: write it here
-                redone = true;
+        private final class QueuedBarrier extends Barrier {
+            private final List<Write> parts;
+            private final List<CompletionStage<IoCompletion>> answers; // one per part, then the FLUSH's
+            private final CompletableFuture<?> done;
+
+            QueuedBarrier(List<Write> parts, List<CompletionStage<IoCompletion>> answers) {
+                this.parts = parts;
+                this.answers = answers;
+                this.done = answers.get(answers.size() - 1).toCompletableFuture().handle((c, e) -> null);
             }
-            pending.clear();
-            if (flush == null || !await(flush) || redone) fallback.force();
+
+            @Override
+            CompletionStage<?> done() {
+                return done;
+            }
+
+            @Override
+            void await() throws IOException {
+                boolean redone = false;
+                for (int i = 0; i < parts.size(); i++) {
+                    if (completed(answers.get(i))) continue;
+                    fallback.write(parts.get(i).data(), parts.get(i).bytePosition()); // the queue closed before it
+                    redone = true;
+                }
+                if (!completed(answers.get(parts.size())) || redone) fallback.force();
+            }
+
+            @Override
+            boolean succeeded() {
+                for (CompletionStage<IoCompletion> a : answers) {
+                    CompletableFuture<IoCompletion> f = a.toCompletableFuture();
+                    if (!f.isDone() || f.isCompletedExceptionally()) return false;
+                }
+                return true;
+            }
+
+            @Override
+            long flushNanos() {
+                CompletableFuture<IoCompletion> f = answers.get(parts.size()).toCompletableFuture();
+                if (!f.isDone() || f.isCompletedExceptionally()) return 0; // a closed queue's: forced directly
+                IoCompletion c = f.join();
+                return c.completedNanos() - c.issuedNanos();
+            }
         }
 
         /** True when the request completed; false when the queue refused it as closed; else the device's error. */
-        private boolean await(CompletableFuture<?> f) throws IOException {
+        private boolean completed(CompletionStage<?> s) throws IOException {
             try {
-                f.get(WAIT_SECONDS, TimeUnit.SECONDS);
+                s.toCompletableFuture().get(WAIT_SECONDS, TimeUnit.SECONDS);
                 return true;
             } catch (ExecutionException e) {
                 if (e.getCause() instanceof IoException.Closed) {

@@ -19,7 +19,7 @@ import org.blockyard.runtime.volume.VolumeException.Structure;
  * The volume's metadata as it is (or is about to be) on disk: one bitmap per group, the group descriptors
  * derived from them, and the file table. The journal's commit thread owns the live copy and applies the
  * records groups and files append; it never reads an actor's state. It also serialises every metadata
- * block ({@link #image}) and remembers which blocks changed since the last commit and the last checkpoint.
+ * block ({@link #image}) and remembers which blocks changed since the last commit.
  *
  * <p>Invariants: {@code free[g]} is the number of clear bits in group g's data area; every block of the
  * system zone and the padding past a short last group is set; each file-table slot belongs to at most one
@@ -72,7 +72,6 @@ public final class Metadata {
     private final Map<String, Entry> byName = new HashMap<>();
     private final long[] slotOwner; // entry id per file-table slot; 0 = free
     private final TreeSet<Long> txDirty = new TreeSet<>();
-    private final TreeSet<Long> checkpointDirty = new TreeSet<>();
     private final java.util.Set<Entry> dirtyEntries = new java.util.LinkedHashSet<>();
 
     private Metadata(Superblock sb) {
@@ -339,7 +338,6 @@ public final class Metadata {
 
     private void dirty(long block) {
         txDirty.add(block);
-        checkpointDirty.add(block);
     }
 
     /** A group's bitmap changed: blocks {@code [start, +blocks)} became used or free. */
@@ -391,13 +389,6 @@ public final class Metadata {
         dirtyEntries.clear();
         List<Long> out = new ArrayList<>(txDirty);
         txDirty.clear();
-        return out;
-    }
-
-    /** Blocks changed since the last checkpoint; cleared. */
-    public List<Long> takeCheckpoint() {
-        List<Long> out = new ArrayList<>(checkpointDirty);
-        checkpointDirty.clear();
         return out;
     }
 
@@ -484,15 +475,25 @@ public final class Metadata {
     /** The current content of metadata block {@code block}: a bitmap, descriptor or file-table block. */
     public byte[] image(long block) {
         byte[] b = new byte[layout.blockSize()];
-        ByteBuffer o = Layout.le(b);
+        image(block, b, 0);
+        return b;
+    }
+
+    /**
+     * Writes the current content of metadata block {@code block} into {@code into[at, at + block size)}, which
+     * holds zeros (the journal builds a transaction's images in place, in the buffer it writes).
+     */
+    public void image(long block, byte[] into, int at) {
+        int bs = layout.blockSize();
+        ByteBuffer o = ByteBuffer.wrap(into, at, bs).slice().order(java.nio.ByteOrder.LITTLE_ENDIAN);
         int g = geometry.groupOf(block);
         long rel = block - geometry.groupStart(g);
         if (rel >= 1 && rel <= layout.bitmapBlocks()) {
-            int part = (int) (rel - 1);
-            byte[] all = bitmapBytes(g);
-            System.arraycopy(all, part * layout.blockSize(), b, 0,
-                    Math.max(0, Math.min(layout.blockSize(), all.length - part * layout.blockSize())));
-            return b;
+            int wordsPerBlock = bs / 8, from = (int) (rel - 1) * wordsPerBlock;
+            long[] words = bitmaps[g];
+            for (int w = from; w < Math.min(words.length, from + wordsPerBlock); w++)
+                o.putLong((w - from) * 8, words[w]);
+            return;
         }
         if (block >= layout.gdtStart() && block < layout.fileTableStart()) {
             int k = (int) (block - layout.gdtStart());
@@ -502,14 +503,14 @@ public final class Metadata {
                 int off = i * Layout.DESCRIPTOR_BYTES;
                 o.putLong(off, layout.bitmapBlock(group)).putInt(off + 8, (int) free[group]).putInt(off + 12, 0)
                         .putInt(off + 16, bitmapCrc(group));
-                o.putInt(off + 28, Layout.crc(seed, group, b, off, 28));
+                o.putInt(off + 28, Layout.crc(seed, group, into, at + off, 28));
             }
-            return b;
+            return;
         }
         if (block >= layout.fileTableStart() && block < layout.journalStart()) {
             int slot = (int) (block - layout.fileTableStart());
             Entry e = entries.get(slotOwner[slot]);
-            if (e == null) return b; // free slot: zeros
+            if (e == null) return; // free slot: zeros
             int index = 0;
             while (e.slots[index] != slot) index++;
             int per = layout.extentsPerTableBlock();
@@ -518,15 +519,15 @@ public final class Metadata {
             byte[] name = e.name.getBytes(StandardCharsets.UTF_8);
             o.putInt(0, TABLE_MAGIC).putLong(8, e.id).putInt(16, e.kind).putInt(20, index).putInt(24, e.slots.length)
                     .putInt(28, n).putShort(32, (short) name.length);
-            System.arraycopy(name, 0, b, 34, name.length);
+            System.arraycopy(name, 0, into, at + 34, name.length);
             for (int i = 0; i < n; i++) {
                 ExtentMap.Run r = runs.get(from + i);
                 int off = Layout.TABLE_HEADER_BYTES + i * Layout.TABLE_EXTENT_BYTES;
                 o.putLong(off, r.logical()).putLong(off + 8, r.physical()).putInt(off + 16, (int) r.blocks())
                         .putInt(off + 20, r.unwritten() ? 1 : 0);
             }
-            o.putInt(4, Layout.crc(seed, block, b, 8, b.length - 8));
-            return b;
+            o.putInt(4, Layout.crc(seed, block, into, at + 8, bs - 8));
+            return;
         }
         throw new IllegalArgumentException("block " + block + " is not a bitmap, descriptor or file-table block");
     }

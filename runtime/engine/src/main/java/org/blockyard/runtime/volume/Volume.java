@@ -12,13 +12,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 import com.typesafe.config.Config;
 
 import org.blockyard.api.alloc.AllocationPolicy;
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.api.io.QueueLimits;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 import org.blockyard.runtime.alloc.AllocatorSettings;
+import org.blockyard.runtime.alloc.BlockGroup;
 import org.blockyard.runtime.alloc.FileCatalog;
 import org.blockyard.runtime.alloc.FileState;
 import org.blockyard.runtime.alloc.Policies;
@@ -27,6 +30,7 @@ import akka.actor.typed.ActorRef;
 import org.blockyard.runtime.io.ActorBlockQueue;
 import org.blockyard.runtime.io.FileDevice;
 import org.blockyard.runtime.io.QueueActor;
+import org.blockyard.runtime.io.QueueSetup;
 import org.blockyard.runtime.io.IoSettings;
 import org.blockyard.runtime.store.FileStore;
 
@@ -165,6 +169,26 @@ public final class Volume implements AutoCloseable {
     }
 
     public static Volume open(Path image, Config config, Journal.Settings settings) {
+        return open(image, config, settings, group -> {});
+    }
+
+    /**
+     * As {@link #open(Path, Config, Journal.Settings)}; {@code memoryOnly} may mark blocks used in the allocator's
+     * groups for this opening only, before the journal listens: they are never written and nobody owns them,
+     * so they are never handed out and are gone at the next opening (a benchmark's prefill, as reservation
+     * windows are).
+     */
+    public static Volume open(Path image, Config config, Journal.Settings settings, Consumer<BlockGroup> memoryOnly) {
+        return open(image, config, settings, IoSettings.fromConfig(config), memoryOnly);
+    }
+
+    /** As {@link #open(Path, Config)}, its block-I/O queue set up by {@code io} (a host's elevator registry). */
+    public static Volume open(Path image, Config config, IoSettings io) {
+        return open(image, config, settingsFrom(config), io, group -> {});
+    }
+
+    private static Volume open(Path image, Config config, Journal.Settings settings, IoSettings io,
+                               Consumer<BlockGroup> memoryOnly) {
         if (!Files.exists(image)) throw new IllegalArgumentException("no such image: " + image);
         FileChannel ch;
         try {
@@ -178,7 +202,7 @@ public final class Volume implements AutoCloseable {
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot lock " + image + ": " + e.getMessage(), e);
             }
-            return new Volume(image, ch, config, settings);
+            return new Volume(image, ch, config, settings, io, memoryOnly);
         } catch (RuntimeException | Error e) {
             try {
                 ch.close();
@@ -189,7 +213,8 @@ public final class Volume implements AutoCloseable {
         }
     }
 
-    private Volume(Path image, FileChannel ch, Config config, Journal.Settings settings) {
+    private Volume(Path image, FileChannel ch, Config config, Journal.Settings settings, IoSettings io,
+                   Consumer<BlockGroup> memoryOnly) {
         long t0 = System.nanoTime();
         this.image = image;
         this.channel = ch;
@@ -231,15 +256,18 @@ public final class Volume implements AutoCloseable {
                     a.getInt("stash-capacity"), a.getInt("prealloc-min-window-blocks"), catalog);
             this.actors = ActorBlockAllocator.start(alloc, config, group -> {
                 meta.forEachUsedDataRun(group.group(), (start, blocks) -> group.markUsed(start, blocks));
+                memoryOnly.accept(group);
                 group.journal((grp, start, blocks, used) -> journal.append(new JournalRecord.Bitmap(grp, start, blocks, used)));
             });
             // From here on the journal writes through the volume's block-I/O queue: its log as SYNC requests,
             // its checkpoints as META, each commit closed by a FLUSH. Recovery above wrote directly, as a
             // mount replays its journal before the file system runs.
-            IoSettings io = IoSettings.fromConfig(config);
             this.device = new FileDevice(image, layout.geometry().bytes(), false);
-            this.queueRef = actors.spawn(QueueActor.create(io.setup(), device), "io-queue");
-            this.queue = new ActorBlockQueue(queueRef, actors.system().scheduler(), io.setup().limits(),
+            QueueLimits l = io.setup().limits();
+            QueueSetup setup = io.setup().withLimits(new QueueLimits(l.maxSectors(), l.logicalBlockBytes(),
+                    l.physicalBlockBytes(), config.getInt("blockyard.volume.queue-depth")));
+            this.queueRef = actors.spawn(QueueActor.create(setup, device), "io-queue");
+            this.queue = new ActorBlockQueue(queueRef, actors.system().scheduler(), setup.limits(),
                     device.capacitySectors(), io.submitTimeout());
             journal.writeThrough(LogWriter.queued(queue, (int) io.setup().limits().maxBytes(), ch, JOURNAL_OWNER));
             journal.start();
@@ -374,6 +402,8 @@ public final class Volume implements AutoCloseable {
         private final Map<String, Long> ids = new ConcurrentHashMap<>();
         private final Map<Long, ExtentMap> mirrors = new ConcurrentHashMap<>();
         private final Map<Long, Integer> kinds = new ConcurrentHashMap<>();
+        /** Per entry, the number of the last journal record appended for it: what a call on it waits for. */
+        private final Map<Long, Long> lastRecord = new ConcurrentHashMap<>();
         private final AtomicLong nextId;
 
         Catalog(Metadata meta, Journal journal) {
@@ -398,13 +428,27 @@ public final class Volume implements AutoCloseable {
                 long id = nextId.getAndIncrement();
                 mirrors.put(id, new ExtentMap());
                 kinds.put(id, kind);
-                journal.append(new JournalRecord.Create(id, kind, name));
+                appended(id, journal.append(new JournalRecord.Create(id, kind, name)));
                 return id;
             });
         }
 
         Long existing(int kind, String name) {
             return ids.get(key(kind, name));
+        }
+
+        void appended(long id, long record) {
+            lastRecord.merge(id, record, Math::max);
+        }
+
+        /**
+         * The last record appended for entry {@code name}: once it is durable, so is every change made for it
+         * before, and their causes (records are appended causes first, and commits take prefixes).
+         */
+        long lastRecord(int kind, String name) {
+            Long id = existing(kind, name);
+            Long record = id == null ? null : lastRecord.get(id);
+            return record == null ? 0 : record;
         }
 
         ExtentMap mirror(long id) {
@@ -431,7 +475,7 @@ public final class Volume implements AutoCloseable {
                 synchronized (m) {
                     m.apply(change, logical, physical, blocks);
                 }
-                journal.append(new JournalRecord.File(file.id, change, logical, physical, blocks));
+                appended(file.id, journal.append(new JournalRecord.File(file.id, change, logical, physical, blocks)));
             });
             return fs;
         }

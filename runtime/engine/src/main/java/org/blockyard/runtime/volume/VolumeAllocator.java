@@ -8,6 +8,9 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.Behavior;
+
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.AllocatorStats;
 import org.blockyard.api.alloc.BlockAllocator;
@@ -17,6 +20,7 @@ import org.blockyard.api.alloc.FreeExtentPage;
 import org.blockyard.api.alloc.Geometry;
 import org.blockyard.api.alloc.MapRequest;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
+import org.blockyard.runtime.alloc.Reply;
 
 /**
  * The {@link BlockAllocator} of a durable volume: each call goes to the allocator's actors, and a call that
@@ -44,12 +48,32 @@ public final class VolumeAllocator implements BlockAllocator {
             owned.put(owner, catalog.mirror(catalog.existing(Metadata.KIND_OWNER, owner)));
     }
 
-    /** {@code stage}'s value once the journal holds everything appended so far. */
-    private <T> CompletionStage<T> durable(CompletionStage<T> stage) {
-        return stage.thenCompose(v -> journal.sync().handle((x, e) -> {
+    /** {@code value} once record {@code record} (and every record before it) is durable. */
+    private <T> CompletionStage<T> acknowledged(long record, T value) {
+        return journal.durableThrough(record).handle((x, e) -> {
             if (e != null) throw new AllocationException.Failed(e.getMessage());
-            return v;
-        }));
+            return value;
+        });
+    }
+
+    /**
+     * {@code stage}'s value once the last record appended for {@code file} when the actors answered is durable.
+     * The file's actor appended every record of the call before it answered, and each record's causes (the
+     * group's claim of a block before the file maps it) come before it: they are durable too.
+     */
+    private <T> CompletionStage<T> durable(String file, CompletionStage<T> stage) {
+        return stage.thenCompose(v -> acknowledged(catalog.lastRecord(Metadata.KIND_FILE, file), v));
+    }
+
+    /**
+     * A stand-in for an actor client's reply address ({@link DurableReplies}): the client spawns it as its child
+     * and gives it as {@code replyTo} in the messages it sends the allocator's actors; each reply reaches
+     * {@code replyTo} once it is durable. With {@code file}, for messages about that file only (a reply waits for
+     * the file's last record); with null, for any (a reply waits for every record appended when it arrived).
+     */
+    public Behavior<Object> acknowledging(String file, ActorRef<Reply<?>> replyTo) {
+        return DurableReplies.create(() -> file == null ? journal.sync()
+                : journal.durableThrough(catalog.lastRecord(Metadata.KIND_FILE, file)), replyTo);
     }
 
     @Override
@@ -68,39 +92,39 @@ public final class VolumeAllocator implements BlockAllocator {
             return CompletableFuture.failedFuture(new AllocationException.InvalidRequest("file name of "
                     + file.getBytes(StandardCharsets.UTF_8).length + " bytes; the file table holds at most "
                     + Layout.MAX_NAME_BYTES));
-        return durable(actors.open(file));
+        return durable(file, actors.open(file));
     }
 
     @Override
     public CompletionStage<BlockRun> getBlocks(String file, long logicalBlock, int maxBlocks, boolean create) {
         CompletionStage<BlockRun> s = actors.getBlocks(file, logicalBlock, maxBlocks, create);
-        return create ? durable(s) : s;
+        return create ? durable(file, s) : s;
     }
 
     /** The whole batch in one message to the actors, then one wait for the journal: one commit serves it. */
     @Override
     public CompletionStage<List<BlockRun>> getBlocks(String file, List<MapRequest> requests) {
-        return durable(actors.getBlocks(file, requests));
+        return durable(file, actors.getBlocks(file, requests));
     }
 
     @Override
     public CompletionStage<Long> truncate(String file, long fromLogicalBlock) {
-        return durable(actors.truncate(file, fromLogicalBlock));
+        return durable(file, actors.truncate(file, fromLogicalBlock));
     }
 
     @Override
     public CompletionStage<Long> markWritten(String file, long logicalBlock, long blocks) {
-        return durable(actors.markWritten(file, logicalBlock, blocks));
+        return durable(file, actors.markWritten(file, logicalBlock, blocks));
     }
 
     @Override
     public CompletionStage<Long> discardUnwritten(String file, long logicalBlock, long blocks) {
-        return durable(actors.discardUnwritten(file, logicalBlock, blocks));
+        return durable(file, actors.discardUnwritten(file, logicalBlock, blocks));
     }
 
     @Override
     public CompletionStage<Void> close(String file) {
-        return durable(actors.close(file));
+        return durable(file, actors.close(file));
     }
 
     /** A file's extents; for a stored file not opened in this run, from the file table. */
@@ -132,15 +156,14 @@ public final class VolumeAllocator implements BlockAllocator {
         if (owner == null || owner.isBlank() || owner.getBytes(StandardCharsets.UTF_8).length > Layout.MAX_NAME_BYTES)
             return CompletableFuture.failedFuture(new AllocationException.InvalidRequest("an owner needs a name of 1 to "
                     + Layout.MAX_NAME_BYTES + " bytes"));
-        return durable(actors.allocate(wantBlocks, unitBlocks, maxExtentBlocks, hint).thenApply(extents -> {
+        return actors.allocate(wantBlocks, unitBlocks, maxExtentBlocks, hint).thenCompose(extents -> {
             long id = catalog.idOf(Metadata.KIND_OWNER, owner);
             synchronized (owned) {
                 ExtentMap m = owned.computeIfAbsent(owner, k -> catalog.mirror(id));
                 for (Extent e : extents) m.put(e.start(), e.start(), e.blocks(), false);
             }
-            journal.append(new JournalRecord.Owner(id, List.copyOf(extents), true));
-            return extents;
-        }));
+            return acknowledged(journal.append(new JournalRecord.Owner(id, List.copyOf(extents), true)), extents);
+        });
     }
 
     @Override
@@ -163,7 +186,7 @@ public final class VolumeAllocator implements BlockAllocator {
             }
             for (Extent e : extents) m.remove(e.start(), e.blocks(), false);
         }
-        return durable(actors.release(extents).handle((v, err) -> {
+        return actors.release(extents).handle((v, err) -> {
             if (err != null) {
                 synchronized (owned) {
                     ExtentMap m = owned.get(owner);
@@ -171,9 +194,8 @@ public final class VolumeAllocator implements BlockAllocator {
                 }
                 throw err instanceof RuntimeException r ? r : new java.util.concurrent.CompletionException(err);
             }
-            journal.append(new JournalRecord.Owner(id, List.copyOf(extents), false));
-            return v;
-        }));
+            return journal.append(new JournalRecord.Owner(id, List.copyOf(extents), false));
+        }).thenCompose(record -> acknowledged(record, null));
     }
 
     private static boolean holds(ExtentMap m, Extent e) {

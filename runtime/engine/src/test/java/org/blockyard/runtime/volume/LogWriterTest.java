@@ -84,9 +84,8 @@ class LogWriterTest {
             FileQueue q = new FileQueue(ch);
             LogWriter w = LogWriter.queued(q, 128 * 1024, ch, -2);
             byte[] log = pattern(300 * 1024, 1), home = pattern(4096, 7);
-            w.write(ByteBuffer.wrap(log), 8192, false);
-            w.write(ByteBuffer.wrap(home), 1 << 20, true);
-            w.force();
+            w.submit(List.of(new LogWriter.Write(ByteBuffer.wrap(log), 8192, false),
+                    new LogWriter.Write(ByteBuffer.wrap(home), 1 << 20, true))).await();
             assertArrayEquals(log, read(ch, 8192, log.length));
             assertArrayEquals(home, read(ch, 1 << 20, home.length));
             List<IoRequest> writes = q.seen.stream().filter(r -> r.op() == IoOp.WRITE).toList();
@@ -106,12 +105,10 @@ class LogWriterTest {
             LogWriter w = LogWriter.queued(q, 128 * 1024, ch, -2);
             q.closed = true; // the volume is closing
             byte[] log = pattern(64 * 1024, 3);
-            w.write(ByteBuffer.wrap(log), 4096, false);
-            w.force();
+            w.submit(List.of(new LogWriter.Write(ByteBuffer.wrap(log), 4096, false))).await();
             assertArrayEquals(log, read(ch, 4096, log.length), "the journal's last writes land all the same");
             byte[] more = pattern(4096, 9);
-            w.write(ByteBuffer.wrap(more), 1 << 20, true);
-            w.force();
+            w.submit(List.of(new LogWriter.Write(ByteBuffer.wrap(more), 1 << 20, true))).await();
             assertArrayEquals(more, read(ch, 1 << 20, more.length));
         }
     }

@@ -51,10 +51,9 @@ final class Tamper {
         Metadata m = Volume.inspect(image);
         change.accept(m);
         m.dirtyAll();
-        m.takeCommit();
         int bs = m.layout.blockSize();
         try (FileChannel ch = FileChannel.open(image, StandardOpenOption.WRITE)) {
-            for (long b : m.takeCheckpoint()) Volume.write(ch, m.image(b), b * bs);
+            for (long b : m.takeCommit()) Volume.write(ch, m.image(b), b * bs);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

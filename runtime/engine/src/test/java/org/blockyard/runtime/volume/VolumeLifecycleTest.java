@@ -45,6 +45,8 @@ class VolumeLifecycleTest {
             // At least a descriptor, a logged block, a commit block and the FLUSH that closes the commit.
             assertTrue(after.submissions() - before >= 4, "journal requests through the queue: " + after);
             assertTrue(after.completed() >= after.submissions() - 1, "and they completed: " + after);
+            assertEquals(Volumes.CONFIG.getInt("blockyard.volume.queue-depth"), v.queue().limits().queueDepth(),
+                    "the image's queue keeps the volume's depth, not the simulated disk's");
         }
         assertTrue(Fsck.check(image, false).clean());
     }
