@@ -56,6 +56,9 @@ public final class SmallFiles {
         }
     }
 
+    /** Extent read-backs asked at once after a run. */
+    private static final int READ_BACK_IN_FLIGHT = 256;
+
     public static Map<String, Object> run(Spec spec, Config config) {
         return run(spec, config, null);
     }
@@ -262,9 +265,15 @@ public final class SmallFiles {
             Progress.detail(() -> "all blocks allocated; reading back the extents of " + Report.format(extents.size())
                     + " of " + Report.format(files) + " files");
             try {
+                // Up to READ_BACK_IN_FLIGHT asks at once: one at a time, each a thread hand-off, took 6 s for
+                // 200,000 files.
+                java.util.ArrayDeque<CompletableFuture<List<Extent>>> inFlight = new java.util.ArrayDeque<>();
                 for (List<SmallFileClient.Job> share : shares)
-                    for (SmallFileClient.Job j : share)
-                        extents.add(api.fileExtents(j.name()).toCompletableFuture().join());
+                    for (SmallFileClient.Job j : share) {
+                        if (inFlight.size() == READ_BACK_IN_FLIGHT) extents.add(inFlight.poll().join());
+                        inFlight.add(api.fileExtents(j.name()).toCompletableFuture());
+                    }
+                while (!inFlight.isEmpty()) extents.add(inFlight.poll().join());
             } finally {
                 Progress.detail(null);
             }
