@@ -30,19 +30,16 @@ import org.blockyard.runtime.alloc.Reply;
  * flight are a ring. It completes {@code done} with the number of calls when the file reached its size, or,
  * once {@code stopAtNanos} ({@code System.nanoTime()}) has passed, when the calls in flight are answered.
  */
-public final class LoadClient extends AbstractBehavior<LoadClient.Command> {
+public final class LoadClient extends AbstractBehavior<Object> {
 
-    public interface Command {}
-
-    public enum Go implements Command { INSTANCE }
+    /** Starts the client; everything else it receives is a {@link Reply} from the allocator. */
+    public enum Go { INSTANCE }
 
     /** What each answer brought: its message's latency, the getBlocks calls it answered and the blocks mapped. */
     @FunctionalInterface
     public interface Answers {
         void answered(long latencyNanos, long calls, long blocks);
     }
-
-    private record Got(Reply<?> reply) implements Command {}
 
     private final FileHandle file;
     private final long fileBlocks;
@@ -51,7 +48,7 @@ public final class LoadClient extends AbstractBehavior<LoadClient.Command> {
     private final Answers answers;
     private final long stopAtNanos;
     private final CompletableFuture<Long> done;
-    /** Where the allocator's replies go: this client's adapter, or what acknowledges them on a durable volume. */
+    /** Where the allocator's replies go: this client itself, or what acknowledges them on a durable volume. */
     private final ActorRef<Reply<?>> replies;
     private final int depth;
     // Messages in flight, oldest first: when each was sent, its first logical block, and blocks asked.
@@ -65,7 +62,7 @@ public final class LoadClient extends AbstractBehavior<LoadClient.Command> {
      * @param acknowledging null in memory; on a durable volume, what the replies pass through before they reach
      *                      the client (spawned as its child): a reply arrives only once it is durable
      */
-    static Behavior<Command> create(FileHandle file, long fileBlocks, int chunkBlocks, int depth, int batch,
+    static Behavior<Object> create(FileHandle file, long fileBlocks, int chunkBlocks, int depth, int batch,
                                     Function<ActorRef<Reply<?>>, Behavior<Object>> acknowledging,
                                     Latency latency, CompletableFuture<Long> done) {
         return create(file, fileBlocks, () -> chunkBlocks, depth, batch, acknowledging,
@@ -73,19 +70,19 @@ public final class LoadClient extends AbstractBehavior<LoadClient.Command> {
     }
 
     /** A client whose calls ask for {@code chunkBlocks.getAsInt()} blocks each (at least 1), one call per message. */
-    public static Behavior<Command> create(FileHandle file, long fileBlocks, IntSupplier chunkBlocks, int depth,
+    public static Behavior<Object> create(FileHandle file, long fileBlocks, IntSupplier chunkBlocks, int depth,
                                            Answers answers, long stopAtNanos, CompletableFuture<Long> done) {
         return create(file, fileBlocks, chunkBlocks, depth, 1, null, answers, stopAtNanos, done);
     }
 
-    private static Behavior<Command> create(FileHandle file, long fileBlocks, IntSupplier chunkBlocks, int depth, int batch,
+    private static Behavior<Object> create(FileHandle file, long fileBlocks, IntSupplier chunkBlocks, int depth, int batch,
                                             Function<ActorRef<Reply<?>>, Behavior<Object>> acknowledging,
                                             Answers answers, long stopAtNanos, CompletableFuture<Long> done) {
         return Behaviors.setup(ctx -> new LoadClient(ctx, file, fileBlocks, chunkBlocks, depth, batch, acknowledging,
                 answers, stopAtNanos, done));
     }
 
-    private LoadClient(ActorContext<Command> ctx, FileHandle file, long fileBlocks, IntSupplier chunkBlocks,
+    private LoadClient(ActorContext<Object> ctx, FileHandle file, long fileBlocks, IntSupplier chunkBlocks,
                        int depth, int batch, Function<ActorRef<Reply<?>>, Behavior<Object>> acknowledging,
                        Answers answers, long stopAtNanos, CompletableFuture<Long> done) {
         super(ctx);
@@ -103,19 +100,17 @@ public final class LoadClient extends AbstractBehavior<LoadClient.Command> {
         this.sentAt = new long[2 * depth];
         this.firstLogical = new long[2 * depth];
         this.asked = new long[2 * depth];
-        @SuppressWarnings("unchecked")
-        Class<Reply<?>> type = (Class<Reply<?>>) (Class<?>) Reply.class;
-        ActorRef<Reply<?>> adapter = ctx.messageAdapter(type, Got::new);
-        this.replies = acknowledging == null ? adapter
-                : ctx.spawn(acknowledging.apply(adapter), "acknowledging").narrow();
+        // Replies come straight to this actor: no message adapter, whose wrapping costs two objects a reply.
+        ActorRef<Reply<?>> self = ctx.getSelf().narrow();
+        this.replies = acknowledging == null ? self : ctx.spawn(acknowledging.apply(self), "acknowledging").narrow();
     }
 
     @Override
-    public Receive<Command> createReceive() {
-        return Receives.of(m -> m == Go.INSTANCE ? onGo() : onGot((Got) m));
+    public Receive<Object> createReceive() {
+        return Receives.of(m -> m == Go.INSTANCE ? onGo() : onGot((Reply<?>) m));
     }
 
-    private Behavior<Command> onGo() {
+    private Behavior<Object> onGo() {
         while (inFlight < depth && nextLogical < fileBlocks && !stopped()) {
             long first = nextLogical;
             if (batch == 1) {
@@ -174,21 +169,21 @@ public final class LoadClient extends AbstractBehavior<LoadClient.Command> {
         head = 0;
     }
 
-    private Behavior<Command> onGot(Got g) {
+    private Behavior<Object> onGot(Reply<?> reply) {
         long now = System.nanoTime();
-        if (!g.reply().isOk()) {
-            done.completeExceptionally(g.reply().error());
+        if (!reply.isOk()) {
+            done.completeExceptionally(reply.error());
             return Behaviors.stopped();
         }
         long first = firstLogical[head], want = asked[head], latencyNanos = now - sentAt[head];
         head = (head + 1) % sentAt.length;
         inFlight--;
         long got = 0, answeredCalls = 0;
-        if (g.reply().value() instanceof BlockRun run) {
+        if (reply.value() instanceof BlockRun run) {
             answeredCalls = 1;
             got = run.blocks();
         } else {
-            for (Object o : (List<?>) g.reply().value()) {
+            for (Object o : (List<?>) reply.value()) {
                 answeredCalls++;
                 got += ((BlockRun) o).blocks();
             }
@@ -197,11 +192,11 @@ public final class LoadClient extends AbstractBehavior<LoadClient.Command> {
         mappedBlocks += got;
         answers.answered(latencyNanos, answeredCalls, got);
         if (got < want) { // short answers: ask for the rest of the range, one call per gap
-            if (g.reply().value() instanceof BlockRun run) {
+            if (reply.value() instanceof BlockRun run) {
                 resend(run.logicalStart() + run.blocks(), first + want - run.logicalStart() - run.blocks());
             } else {
                 // A batch's calls cover consecutive ranges: each ends where the next begins, the last at first + want.
-                List<?> runs = (List<?>) g.reply().value();
+                List<?> runs = (List<?>) reply.value();
                 for (int i = 0; i < runs.size(); i++) {
                     BlockRun run = (BlockRun) runs.get(i);
                     long end = i + 1 < runs.size() ? ((BlockRun) runs.get(i + 1)).logicalStart() : first + want;

@@ -281,7 +281,7 @@ public final class Tiobench {
             List<CompletableFuture<Long>> done = new ArrayList<>(); // each writer's end time
             List<CompletableFuture<Long>> callCounts = new ArrayList<>(); // and its calls
             List<Latency> latencies = new ArrayList<>();
-            List<ActorRef<LoadClient.Command>> clients = new ArrayList<>();
+            List<ActorRef<Object>> clients = new ArrayList<>();
             for (int i = 0; i < spec.writers(); i++) {
                 CompletableFuture<Long> d = new CompletableFuture<>();
                 Latency l = new Latency();
@@ -297,7 +297,7 @@ public final class Tiobench {
             long messages0 = a.volume().messages();
             AllocationMeter meter = AllocationMeter.start();
             long t0 = System.nanoTime();
-            Starter.startAll(a, clients, (LoadClient.Command) LoadClient.Go.INSTANCE, "tiobench-start");
+            Starter.startAll(a, clients, (Object) LoadClient.Go.INSTANCE, "tiobench-start");
             CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(30, TimeUnit.MINUTES);
             long elapsed = System.nanoTime() - t0;
             long heap = meter.bytes();

@@ -124,7 +124,7 @@ final class FilesClient extends AbstractBehavior<FilesClient.Command> {
         long fileBlocks = (job.sizeBytes() + blockBytes - 1) / blockBytes;
         CompletableFuture<Long> appended = new CompletableFuture<>();
         long stopAt = stats.stopAtNanos == Long.MAX_VALUE ? Long.MAX_VALUE : originNanos + stats.stopAtNanos;
-        ActorRef<LoadClient.Command> writer = getContext().spawn(LoadClient.create(handle, fileBlocks,
+        ActorRef<Object> writer = getContext().spawn(LoadClient.create(handle, fileBlocks,
                 () -> (int) ((job.bs().next(rnd) + blockBytes - 1) / blockBytes), job.iodepth(), this::answered, stopAt,
                 appended), "append-" + fileNo);
         getContext().pipeToSelf(appended, (calls, error) -> new Appended(error));
