@@ -103,6 +103,14 @@ public final class Aging {
         return o;
     }
 
+    /**
+     * Whether an allocation of {@code want} blocks answered in {@code extents} pieces was split: more than
+     * {@code ceil(want / maxExtentBlocks)} of them (one when {@code maxExtentBlocks} is 0, no limit).
+     */
+    public static boolean split(long want, long maxExtentBlocks, int extents) {
+        return extents > (maxExtentBlocks == 0 ? 1 : (want + maxExtentBlocks - 1) / maxExtentBlocks);
+    }
+
     /** The blocks of {@code extents} together. */
     public static long blocks(List<Extent> extents) {
         long n = 0;
@@ -124,8 +132,7 @@ public final class Aging {
             latency.record(nanos);
             calls++;
             extents += got.size();
-            long pieces = maxExtentBlocks == 0 ? 1 : (want + maxExtentBlocks - 1) / maxExtentBlocks;
-            if (got.size() > pieces) {
+            if (split(want, maxExtentBlocks, got.size())) {
                 splitCalls++;
                 splitExtents += got.size();
             }

@@ -10,6 +10,7 @@ import java.text.FieldPosition;
 import java.text.NumberFormat;
 import java.text.ParsePosition;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
 
@@ -131,7 +132,7 @@ public final class Plots {
 
             @Override
             public Number parse(String source, ParsePosition pos) {
-                throw new UnsupportedOperationException("tick labels are only written");
+                return NumberFormat.getInstance(Locale.ROOT).parse(source, pos); // reads 8,125,802 and 0.41 back
             }
         });
         return a;

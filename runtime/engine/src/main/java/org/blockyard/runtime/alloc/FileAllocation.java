@@ -9,8 +9,8 @@ import org.blockyard.api.alloc.Geometry;
 /**
  * The steps of one {@code getBlocks} on a file, without any concurrency of its own, so that the
  * {@link FileActor} (one message per step) and the global-lock baseline (direct calls under its lock)
- * run the same checks and the same walk. {@link #start} answers at once (a mapped run, a hole, a
- * preallocation hit, a refusal) or asks a group; each group's {@link BlockGroup.Outcome} goes to
+ * run the same checks and the same walk. {@link #atOnce} answers what needs no group (a mapped run, a hole,
+ * a preallocation hit, a refusal) without building the machine; otherwise {@link #start} asks a group; each group's {@link BlockGroup.Outcome} goes to
  * {@link #answer}, which says the next step. When the walk finds no space the machine asks its driver
  * to have every open file give back its unused preallocation ({@link DropPreallocations}), and retries
  * once if that gave anything back (ext4's discard-and-retry before ENOSPC).
@@ -96,9 +96,9 @@ final class FileAllocation {
     }
 
     /**
-     * What {@link #start} answers without a group, computed without building the machine: a refusal, a
+     * What is answered without a group, computed without building the machine: a refusal, a
      * mapped run, a hole ({@code create} false) or a preallocation hit; null when a group must be asked.
-     * Most appends of a file with a window end here, so a driver tries this first.
+     * Most appends of a file with a window end here, so every driver tries this first, then {@link #start}.
      */
     static Reply<BlockRun> atOnce(FileState file, long logical, int maxBlocks, boolean create) {
         AllocationException bad = checkRange(file, "getBlocks", logical, maxBlocks);
@@ -110,9 +110,11 @@ final class FileAllocation {
         return pre != null ? Reply.ok(pre) : null;
     }
 
+    /**
+     * The walk for a request {@link #atOnce} could not answer (its caller tried that first): the goal group is
+     * asked, then the others.
+     */
     Step start() {
-        Reply<BlockRun> now = atOnce(file, logical, maxBlocks, create);
-        if (now != null) return new Answer(now);
         count = file.holeLength(logical, maxBlocks);
         dropPrealloc(); // not sequential: its preallocation would only be in the way
         goal = policy.goal(logical, file.lastLogical, file.lastPhysical, file.precedingPhysical(logical),

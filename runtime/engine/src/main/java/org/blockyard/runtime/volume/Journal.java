@@ -529,7 +529,7 @@ public final class Journal {
     void checkpoint() throws IOException {
         requireStopped();
         try {
-            if (inflight != null && awaitDone(inflight)) finishInflight();
+            drainInflight();
             finishCheckpoint();
             startCheckpoint();
             finishCheckpoint();
@@ -537,6 +537,11 @@ public final class Journal {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while checkpointing");
         }
+    }
+
+    /** Waits for the hand-over in flight, if any, and finishes it (from the calling thread, the commit thread stopped). */
+    private void drainInflight() throws IOException, InterruptedException {
+        if (inflight != null && awaitDone(inflight)) finishInflight();
     }
 
     private void finishCheckpoint() throws IOException, InterruptedException {
@@ -606,9 +611,9 @@ public final class Journal {
     void commitNow() throws IOException {
         requireStopped();
         try {
-            if (inflight != null && awaitDone(inflight)) finishInflight();
+            drainInflight();
             commit();
-            if (inflight != null && awaitDone(inflight)) finishInflight();
+            drainInflight();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while committing");

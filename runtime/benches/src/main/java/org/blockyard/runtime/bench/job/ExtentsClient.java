@@ -151,8 +151,7 @@ final class ExtentsClient extends AbstractBehavior<ExtentsClient.Command> {
         long now = now();
         if (stats.answered(now, 1, got * blockBytes)) {
             stats.clat.record(now - m.sentNanos());
-            long pieces = maxExtentBlocks == 0 ? 1 : (m.wantBlocks() + maxExtentBlocks - 1) / maxExtentBlocks;
-            if (m.extents().size() > pieces) {
+            if (Aging.split(m.wantBlocks(), maxExtentBlocks, m.extents().size())) {
                 stats.count("split_allocations", 1);
                 stats.count("split_extents", m.extents().size());
             }
