@@ -122,6 +122,8 @@ final class DurableSide {
         row.put("records_per_transaction", (double) (s1.records() - s0.records()) / Math.max(1, transactions));
         row.put("logged_blocks", s1.loggedBlocks() - s0.loggedBlocks());
         row.put("checkpoints", s1.checkpoints() - s0.checkpoints());
+        row.put("home_writes", s1.homeWrites() - s0.homeWrites());
+        row.put("home_steps", s1.homeSteps() - s0.homeSteps());
         row.put("force_ms", (s1.barrierNanos() - s0.barrierNanos()) / 1e6 / Math.max(1, forces));
         row.put("device_flush_ms", (s1.flushNanos() - s0.flushNanos()) / 1e6 / Math.max(1, forces));
     }

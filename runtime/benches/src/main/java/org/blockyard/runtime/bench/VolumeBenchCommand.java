@@ -2,10 +2,12 @@ package org.blockyard.runtime.bench;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 
 import com.typesafe.config.Config;
 import picocli.CommandLine.Command;
@@ -49,6 +51,11 @@ public final class VolumeBenchCommand implements Callable<Integer> {
             description = "getBlocks calls each writer hands over at once (getBlocks(file, List)): one commit serves them all (default ${DEFAULT-VALUE})")
     int batch;
 
+    @Option(names = "--depth", defaultValue = "1",
+            description = "batches each writer keeps in flight (the next handed over before the last is answered), as a "
+                    + "storage engine with several writes outstanding does (default ${DEFAULT-VALUE})")
+    int depth;
+
     @Option(names = "--policy", defaultValue = "reservation", description = "reservation | no-reservation | mballoc (default ${DEFAULT-VALUE})")
     String policy;
 
@@ -63,6 +70,7 @@ public final class VolumeBenchCommand implements Callable<Integer> {
         BadOption.atLeast("--writers", writers, 1);
         BadOption.atLeast("--chunk-blocks", chunkBlocks, 1);
         BadOption.atLeast("--file-size", fileSize, 1);
+        BadOption.atLeast("--depth", depth, 1);
         if (batch < 1 || batch > BlockAllocator.MAX_BATCH)
             throw new BadOption("--batch", batch, "must be from 1 to " + BlockAllocator.MAX_BATCH);
         Config config = run.config();
@@ -77,7 +85,7 @@ public final class VolumeBenchCommand implements Callable<Integer> {
         try {
             Path volumeImage = img;
             List<Map<String, Object>> rows = run.measure(List.of(policy), p -> once(volumeImage, config));
-            Report.table(run.out(), rows, List.of("policy", "writers", "chunk_blocks", "batch", "calls", "memory_calls_per_s",
+            Report.table(run.out(), rows, List.of("policy", "writers", "chunk_blocks", "batch", "depth", "calls", "memory_calls_per_s",
                     "durable_calls_per_s", "durable_vs_memory", "forces_per_call", "records_per_transaction",
                     "force_ms", "device_flush_ms", "durable_latency_us.raw.p50", "durable_latency_us.raw.p99", "recovery_ms",
                     "replayed_transactions"));
@@ -96,6 +104,7 @@ public final class VolumeBenchCommand implements Callable<Integer> {
         row.put("writers", writers);
         row.put("chunk_blocks", chunkBlocks);
         row.put("batch", batch);
+        row.put("depth", depth);
         // In memory first, over the same geometry, used blocks and policy.
         DurableSide side = DurableSide.of("--volume", img);
         int blockBytes = side.geometry().blockSizeBytes();
@@ -129,7 +138,11 @@ public final class VolumeBenchCommand implements Callable<Integer> {
 
     private record Result(long calls, double seconds, Latency latency) {}
 
-    /** {@code writers} threads, each appending its own file {@code chunkBlocks} at a time, every call waited for. */
+    /**
+     * {@code writers} threads, each appending its own file {@code chunkBlocks} at a time: {@code batch} calls per
+     * hand-over, {@code depth} hand-overs in flight. A run answered short (a group's or a window's end) leaves a
+     * gap that a later hand-over asks for again, so every call allocates and none maps blocks twice.
+     */
     private Result appends(BlockAllocator a, String prefix, int blockBytes) {
         long fileBlocks = (fileSize + blockBytes - 1) / blockBytes;
         List<Thread> threads = new ArrayList<>();
@@ -144,26 +157,7 @@ public final class VolumeBenchCommand implements Callable<Integer> {
             a.open(file).toCompletableFuture().join();
             threads.add(new Thread(() -> {
                 try {
-                    long logical = 0;
-                    List<MapRequest> requests = new ArrayList<>(batch);
-                    while (logical < fileBlocks) {
-                        long t = System.nanoTime();
-                        if (batch == 1) {
-                            BlockRun r = a.getBlocks(file, logical, (int) Math.min(chunkBlocks, fileBlocks - logical), true)
-                                    .toCompletableFuture().join();
-                            logical += r.blocks();
-                            calls[w]++;
-                        } else {
-                            requests.clear();
-                            for (long next = logical; requests.size() < batch && next < fileBlocks; next += chunkBlocks)
-                                requests.add(MapRequest.allocate(next, (int) Math.min(chunkBlocks, fileBlocks - next)));
-                            for (BlockRun r : a.getBlocks(file, requests).toCompletableFuture().join()) {
-                                calls[w]++;
-                                if (r.logicalStart() == logical) logical += r.blocks(); // a short run: the next batch fills the gap
-                            }
-                        }
-                        l.record(System.nanoTime() - t);
-                    }
+                    calls[w] = append(a, file, fileBlocks, l);
                 } catch (RuntimeException e) {
                     fault[0] = e;
                 }
@@ -189,4 +183,48 @@ public final class VolumeBenchCommand implements Callable<Integer> {
         return new Result(n, seconds, all);
     }
 
+    private record InFlight(List<MapRequest> requests, CompletableFuture<List<BlockRun>> answer, long startNanos) {}
+
+    /** Maps {@code [0, fileBlocks)} of {@code file}; answers how many getBlocks calls it took. */
+    private long append(BlockAllocator a, String file, long fileBlocks, Latency latency) {
+        ArrayDeque<MapRequest> gaps = new ArrayDeque<>();
+        ArrayDeque<InFlight> inFlight = new ArrayDeque<>(depth);
+        long frontier = 0;
+        long mapped = 0;
+        long calls = 0;
+        while (mapped < fileBlocks) {
+            while (inFlight.size() < depth && (frontier < fileBlocks || !gaps.isEmpty())) {
+                List<MapRequest> requests = new ArrayList<>(batch);
+                while (requests.size() < batch) {
+                    if (!gaps.isEmpty()) {
+                        requests.add(gaps.poll());
+                    } else if (frontier < fileBlocks) {
+                        int n = (int) Math.min(chunkBlocks, fileBlocks - frontier);
+                        requests.add(MapRequest.allocate(frontier, n));
+                        frontier += n;
+                    } else {
+                        break;
+                    }
+                }
+                long t = System.nanoTime();
+                CompletableFuture<List<BlockRun>> answer = requests.size() == 1
+                        ? a.getBlocks(file, requests.get(0).logicalBlock(), requests.get(0).maxBlocks(), true)
+                                .toCompletableFuture().thenApply(List::of)
+                        : a.getBlocks(file, requests).toCompletableFuture();
+                inFlight.add(new InFlight(requests, answer, t));
+            }
+            InFlight oldest = inFlight.poll();
+            List<BlockRun> runs = oldest.answer().join();
+            latency.record(System.nanoTime() - oldest.startNanos());
+            for (int i = 0; i < runs.size(); i++) {
+                MapRequest q = oldest.requests().get(i);
+                BlockRun r = runs.get(i);
+                calls++;
+                mapped += r.blocks();
+                if (r.blocks() < q.maxBlocks())
+                    gaps.add(MapRequest.allocate(q.logicalBlock() + r.blocks(), q.maxBlocks() - r.blocks()));
+            }
+        }
+        return calls;
+    }
 }

@@ -42,7 +42,7 @@ public final class MkfsCommand implements Callable<Integer> {
     @Option(names = "--blocks-per-group", paramLabel = "N", description = "Blocks per group, a multiple of 64 (default: blockyard.volume.blocks-per-group).")
     Integer blocksPerGroup;
 
-    @Option(names = "--journal-blocks", paramLabel = "N", description = "Blocks of the metadata journal (default: blockyard.volume.journal-blocks).")
+    @Option(names = "--journal-blocks", paramLabel = "N", description = "Blocks of the metadata journal (default: mke2fs's size for the volume, 4 MiB to 1 GiB, at most half of what group 0 has beside its other metadata, at least blockyard.volume.journal-blocks).")
     Integer journalBlocks;
 
     @Option(names = "--file-table-blocks", paramLabel = "N", description = "Blocks of the file table (default: blockyard.volume.file-table-blocks).")
@@ -77,12 +77,11 @@ public final class MkfsCommand implements Callable<Integer> {
             throw new BadOption("--block-size", blockSize, "must be a power of two from 1024 to 1 MiB");
         int bs = blockSize != null ? blockSize.intValue() : c.getInt("blockyard.volume.block-size");
         int bpg = blocksPerGroup != null ? blocksPerGroup : c.getInt("blockyard.volume.blocks-per-group");
-        int journal = journalBlocks != null ? journalBlocks : c.getInt("blockyard.volume.journal-blocks");
         int table = fileTableBlocks != null ? fileTableBlocks : c.getInt("blockyard.volume.file-table-blocks");
         if (bs < 1024 || Integer.bitCount(bs) != 1) throw new BadOption("--block-size", bs, "must be a power of two of at least 1024");
         long total = sizeBytes / bs;
         if (bpg < 64 || bpg % 64 != 0) throw new BadOption("--blocks-per-group", bpg, "must be a positive multiple of 64");
-        BadOption.atLeast("--journal-blocks", journal, 1);
+        if (journalBlocks != null) BadOption.atLeast("--journal-blocks", journalBlocks, 1);
         BadOption.atLeast("--file-table-blocks", table, 1);
         long rest = total % bpg;
         int sysPerGroup = Geometry.of(bs, Math.max(total, bpg), bpg).systemBlocksPerGroup();
@@ -102,6 +101,8 @@ public final class MkfsCommand implements Callable<Integer> {
             hintNote = "device hints: minimum_io_size " + hints[0] + ", optimal_io_size " + hints[1] + " bytes -> stride "
                     + stride + ", stripe " + stripe + (stride == 0 && stripe == 0 ? " (hints of one block or less mean no stripe)" : "");
         }
+        int journal = journalBlocks != null ? journalBlocks
+                : Layout.defaultJournalBlocks(bs, total, bpg, table, c.getInt("blockyard.volume.journal-blocks"));
         Layout layout = Layout.make(bs, total, bpg, table, journal, stride, stripe);
         Superblock sb = Volume.mkfs(image, layout);
         Geometry g = layout.geometry();

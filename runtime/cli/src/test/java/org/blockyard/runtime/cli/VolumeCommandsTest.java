@@ -39,6 +39,22 @@ class VolumeCommandsTest {
     }
 
     @Test
+    void mkfsSizesTheJournalWithTheVolumeUnlessAsked() throws Exception {
+        String image = dir.resolve("j.img").toString();
+        Run mkfs = run("mkfs", image, "--size", "512MiB");
+        assertEquals(0, mkfs.code(), mkfs.err());
+        // mke2fs's 16 MiB for a volume below 1 GiB: 4,096 blocks after the 1,024-block file table.
+        assertTrue(mkfs.out().contains("file table: blocks 3..1026; journal: blocks 1027..5122"), mkfs.out());
+        try (Volume v = Volume.open(Path.of(image), BlockyardConfig.load())) {
+            v.allocator().open("data").toCompletableFuture().join();
+            v.allocator().getBlocks("data", 0, 20, true).toCompletableFuture().join();
+        }
+        assertEquals(0, run("fsck", image).code());
+        Run asked = run("mkfs", dir.resolve("k.img").toString(), "--size", "512MiB", "--journal-blocks", "256");
+        assertTrue(asked.out().contains("journal: blocks 1027..1282"), asked.out());
+    }
+
+    @Test
     void mkfsFsckFilefragAndMapOnAFreshVolume() throws Exception {
         String image = dir.resolve("v.img").toString();
         Run mkfs = run("mkfs", image, "--size", "64MiB", "--blocks-per-group", "4096", "--journal-blocks", "256",

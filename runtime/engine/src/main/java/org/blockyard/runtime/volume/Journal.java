@@ -36,9 +36,13 @@ import org.blockyard.runtime.volume.VolumeException.Structure;
  * {@link #durableThrough} completes once the transaction holding a record is durable.
  *
  * <p>Checkpoints do not stop the commits: once the log is fuller than {@code checkpointFraction}, the images of
- * every block logged so far (kept from the transactions that logged them, so nothing is rebuilt) go home with
- * the next commit, behind its barrier; the journal superblock with the new tail goes with the one after; only
- * then is the log space before the tail reused. A transaction that finds no room waits for that.
+ * every block logged so far (kept from the transactions that logged them, so nothing is rebuilt) go home in
+ * slices that ride the next commits, behind their barriers, as a fuzzy checkpoint spreads its writes: each
+ * commit carries at least {@code checkpointSliceBlocks} of them, more when the room left in the log would
+ * otherwise run out first, so no one commit's barrier pays for hundreds of scattered home writes. The
+ * journal superblock with the new tail goes with the commit after the last slice; only then is the log space
+ * before the tail reused. A checkpoint step that goes alone (no record came within the commit interval, or
+ * a transaction finds no room and waits for the tail) writes everything left at once.
  *
  * <p>Log positions count blocks in the journal's data area (all its blocks but the first, the journal
  * superblock) and wrap; a transaction is found by its sequence number, so old ones beyond the head are
@@ -51,18 +55,30 @@ public final class Journal {
     static final int TAG_BYTES = 8, DESC_HEADER_BYTES = 24;
 
     /** The group-commit tunables (blockyard.volume.journal). */
-    public record Settings(long commitIntervalNanos, int maxTransactionBlocks, double checkpointFraction) {
-        public static final Settings DEFAULT = new Settings(TimeUnit.MILLISECONDS.toNanos(1), 256, 0.5);
+    public record Settings(long commitIntervalNanos, int maxTransactionBlocks, double checkpointFraction,
+                           int checkpointSliceBlocks) {
+        public static final Settings DEFAULT = new Settings(TimeUnit.MILLISECONDS.toNanos(1), 256, 0.5, 64);
+
+        public Settings {
+            if (checkpointSliceBlocks < 1)
+                throw new IllegalArgumentException("checkpoint-slice-blocks must be at least 1: " + checkpointSliceBlocks);
+        }
+
+        /** With checkpoint slices of 64 blocks. */
+        public Settings(long commitIntervalNanos, int maxTransactionBlocks, double checkpointFraction) {
+            this(commitIntervalNanos, maxTransactionBlocks, checkpointFraction, 64);
+        }
     }
 
     /**
      * What the journal did, for benchmarks and tests. {@code forces}: barriers (FLUSH requests or
      * {@code force} calls), commits and checkpoints alike; {@code barrierNanos}: their time from hand-over to
      * durable, summed; {@code flushNanos}: the part of it from the FLUSH's issue to the device until its
-     * completion came back (the device's own force, without the wait for the writes before it).
+     * completion came back (the device's own force, without the wait for the writes before it);
+     * {@code homeSteps}: hand-overs that carried checkpoint home writes, {@code homeWrites} of them.
      */
     public record Stats(long records, long transactions, long loggedBlocks, long forces, long checkpoints,
-                        long barrierNanos, long flushNanos) {}
+                        long barrierNanos, long flushNanos, long homeSteps, long homeWrites) {}
 
     /** Where the log's and the checkpoints' blocks go: the channel until the volume's I/O queue runs. */
     private volatile LogWriter log;
@@ -107,7 +123,9 @@ public final class Journal {
     /** The last logged image of every block logged since the last checkpoint began: what it will write home. */
     private Map<Long, ByteBuffer> logged = new HashMap<>();
     private Checkpoint checkpoint; // in progress, or null
+    private int lastTxLogBlocks = 1; // log blocks the last transaction took: how fast the log fills
     private long records, transactions, loggedBlocks, forces, checkpoints, barrierNanos, flushNanos; // guarded by lock
+    private long homeSteps, homeWrites; // guarded by lock
 
     /** What one hand-over to the log carried: a transaction ({@code blocks > 0}) and/or a checkpoint step. */
     private record InFlight(LogWriter.Barrier barrier, long through, int blocks, Stage carried, long startNanos) {}
@@ -117,16 +135,18 @@ public final class Journal {
     /**
      * A checkpoint: first the committed images of the blocks logged before it began go home (HOME), then the
      * journal superblock moves the tail to where the log stood then (TAIL). Each step rides on the next
-     * hand-over, or goes alone when the journal is idle; the tail moves in memory once the second is durable.
+     * hand-overs, or goes alone when the journal is idle; the tail moves in memory once the second is durable.
      */
     private static final class Checkpoint {
-        final Map<Long, ByteBuffer> images;
+        final List<Map.Entry<Long, ByteBuffer>> images; // in block order
         final long newTail, newTailSeq;
         Stage stage = Stage.HOME;
         boolean stepSubmitted;
+        int written; // images durable at home
+        int sliceEnd; // images handed over, durable once the step in flight is
 
         Checkpoint(Map<Long, ByteBuffer> images, long newTail, long newTailSeq) {
-            this.images = images;
+            this.images = new ArrayList<>(new TreeMap<>(images).entrySet());
             this.newTail = newTail;
             this.newTailSeq = newTailSeq;
             if (images.isEmpty()) stage = Stage.TAIL;
@@ -242,7 +262,8 @@ public final class Journal {
 
     public Stats stats() {
         synchronized (lock) {
-            return new Stats(records, transactions, loggedBlocks, forces, checkpoints, barrierNanos, flushNanos);
+            return new Stats(records, transactions, loggedBlocks, forces, checkpoints, barrierNanos, flushNanos,
+                    homeSteps, homeWrites);
         }
     }
 
@@ -264,7 +285,7 @@ public final class Journal {
                     if (!runningFull && !stopping && waitForCompany()) continue;
                     commit();
                 } else if (checkpoint != null) {
-                    submitAlone();
+                    if (!recordsWithin(settings.commitIntervalNanos())) submitAlone(); // else they commit first
                 } else if (!waitForRecords()) {
                     return;
                 }
@@ -320,6 +341,19 @@ public final class Journal {
                 && callersWaiting < callersLastAcknowledged;
     }
 
+    /**
+     * Waits up to {@code nanos} for a record, so a checkpoint's next slice rides the next commit instead of
+     * going alone the moment the journal is between commits; true when one came (and nothing stops the journal).
+     */
+    private boolean recordsWithin(long nanos) throws InterruptedException {
+        long until = System.nanoTime() + nanos;
+        synchronized (lock) {
+            while (pending.isEmpty() && !stopping && !abandoned && until - System.nanoTime() > 0)
+                TimeUnit.NANOSECONDS.timedWait(lock, until - System.nanoTime());
+            return !pending.isEmpty() && !stopping && !abandoned;
+        }
+    }
+
     /** Waits for a record; false when the thread is to end (stopped with nothing left, or abandoned). */
     private boolean waitForRecords() throws InterruptedException {
         synchronized (lock) {
@@ -354,6 +388,7 @@ public final class Journal {
             throw new IllegalStateException("a transaction of " + blocks.size() + " blocks does not fit a journal of "
                     + capacity + " log blocks");
         makeRoom(size);
+        lastTxLogBlocks = size;
         List<LogWriter.Write> writes = new ArrayList<>(3);
         int bs = layout.blockSize();
         // One write per contiguous stretch of the log (two when the transaction wraps), not one per block.
@@ -367,7 +402,7 @@ public final class Journal {
         for (int i = 0; i < blocks.size(); i++) logged.put(blocks.get(i), tx.slice((k + i) * bs, bs));
         head += size;
         nextSeq++;
-        submit(writes, through, blocks.size());
+        submit(writes, through, blocks.size(), false);
     }
 
     /** Waits until a transaction of {@code size} log blocks fits, checkpointing as needed. */
@@ -382,15 +417,20 @@ public final class Journal {
         }
     }
 
-    /** Hands {@code writes} to the log, with the checkpoint's next step when one is waiting for a ride. */
-    private void submit(List<LogWriter.Write> writes, long through, int blocks) {
+    /**
+     * Hands {@code writes} to the log, with the checkpoint's next step when one is waiting for a ride: a slice
+     * of its home writes, all that are left when {@code alone}.
+     */
+    private void submit(List<LogWriter.Write> writes, long through, int blocks, boolean alone) {
         Stage carried = null;
         if (checkpoint != null && !checkpoint.stepSubmitted) {
             carried = checkpoint.stage;
             checkpoint.stepSubmitted = true;
             if (carried == Stage.HOME) {
                 int bs = layout.blockSize();
-                for (Map.Entry<Long, ByteBuffer> e : new TreeMap<>(checkpoint.images).entrySet())
+                int left = checkpoint.images.size() - checkpoint.written;
+                checkpoint.sliceEnd = checkpoint.written + (alone ? left : homeSlice(left));
+                for (Map.Entry<Long, ByteBuffer> e : checkpoint.images.subList(checkpoint.written, checkpoint.sliceEnd))
                     writes.add(new LogWriter.Write(e.getValue(), e.getKey() * bs, true));
             } else {
                 writes.add(new LogWriter.Write(ByteBuffer.wrap(superBlock(layout, seed, checkpoint.newTailSeq,
@@ -425,7 +465,18 @@ public final class Journal {
 
     /** The checkpoint's next step on its own: the journal has no transaction for it to ride on. */
     private void submitAlone() {
-        submit(new ArrayList<>(), durable, 0);
+        submit(new ArrayList<>(), durable, 0, true);
+    }
+
+    /**
+     * Home writes for the next commit to carry, of {@code left}: the configured slice, or more when the log's
+     * free room, at the last transaction's size per commit, leaves fewer than twice as many commits as slices.
+     */
+    private int homeSlice(int left) {
+        long free = capacity - (head - tail);
+        long commitsLeft = Math.max(1, free / Math.max(1, lastTxLogBlocks) / 2);
+        long slice = Math.max(settings.checkpointSliceBlocks(), (left + commitsLeft - 1) / commitsLeft);
+        return (int) Math.min(left, slice);
     }
 
     /** The hand-over in flight is durable (or failed: thrown): acknowledge, count, move the checkpoint on. */
@@ -445,7 +496,12 @@ public final class Journal {
         }
         acknowledge(f.through());
         if (f.carried() == Stage.HOME) {
-            checkpoint.stage = Stage.TAIL;
+            synchronized (lock) {
+                homeSteps++;
+                homeWrites += checkpoint.sliceEnd - checkpoint.written;
+            }
+            checkpoint.written = checkpoint.sliceEnd;
+            if (checkpoint.written == checkpoint.images.size()) checkpoint.stage = Stage.TAIL;
             checkpoint.stepSubmitted = false;
         } else if (f.carried() == Stage.TAIL) {
             tail = checkpoint.newTail;

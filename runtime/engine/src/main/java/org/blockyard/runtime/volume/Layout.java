@@ -47,6 +47,29 @@ public record Layout(Geometry geometry, int gdtBlocks, int fileTableBlocks, int 
         return new Layout(g, gdt, fileTableBlocks, journalBlocks);
     }
 
+    /**
+     * The journal {@code mkfs} makes when none is asked for: mke2fs's default for the volume's size (4 MiB below
+     * 128 MiB, 16 MiB below 1 GiB, 32 MiB below 2 GiB, 64 MiB below 16 GiB, 128 MiB below 32 GiB, 256 MiB below
+     * 64 GiB, 512 MiB below 128 GiB, else 1 GiB; e2fsprogs' {@code ext2fs_default_journal_size} in 4 KiB
+     * blocks), as many blocks of {@code blockSize} as that takes. ext4 may put its journal in any group; this
+     * layout keeps it in group 0, so it takes at most half of what group 0 has beside its header, bitmap,
+     * descriptors and file table, and group 0 keeps the other half for data. Never less than {@code minimum}
+     * (which {@link #make} refuses when group 0 cannot hold it).
+     */
+    public static int defaultJournalBlocks(int blockSize, long totalBlocks, int blocksPerGroup, int fileTableBlocks,
+                                           int minimum) {
+        long bytes = totalBlocks * blockSize;
+        long mib = 1L << 20, gib = 1L << 30;
+        long journalBytes = bytes < 128 * mib ? 4 * mib : bytes < gib ? 16 * mib : bytes < 2 * gib ? 32 * mib
+                : bytes < 16 * gib ? 64 * mib : bytes < 32 * gib ? 128 * mib : bytes < 64 * gib ? 256 * mib
+                : bytes < 128 * gib ? 512 * mib : gib;
+        Geometry plain = Geometry.of(blockSize, Math.max(totalBlocks, blocksPerGroup), blocksPerGroup);
+        long gdt = ((long) plain.groups() * DESCRIPTOR_BYTES + blockSize - 1) / blockSize;
+        long room = blocksPerGroup - plain.systemBlocksPerGroup() - gdt - fileTableBlocks;
+        long blocks = Math.min(journalBytes / blockSize, room / 2);
+        return (int) Math.max(minimum, blocks);
+    }
+
     public int blockSize() {
         return geometry.blockSizeBytes();
     }

@@ -165,7 +165,7 @@ public final class Volume implements AutoCloseable {
     public static Journal.Settings settingsFrom(Config config) {
         Config j = config.getConfig("blockyard.volume.journal");
         return new Journal.Settings(j.getDuration("commit-interval").toNanos(), j.getInt("max-transaction-blocks"),
-                j.getDouble("checkpoint-fraction"));
+                j.getDouble("checkpoint-fraction"), j.getInt("checkpoint-slice-blocks"));
     }
 
     public static Volume open(Path image, Config config, Journal.Settings settings) {

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 
@@ -41,16 +42,69 @@ class CrashSafetyTest {
         assertTrue(s.checkpoints() >= 5, "checkpoints under load: " + s);
     }
 
+    @Test
+    void acknowledgedChangesSurviveACrashInTheMiddleOfASlicedCheckpoint() throws Exception {
+        Path image = dir.resolve("sliced.img");
+        // 32 groups, so a checkpoint has dozens of bitmaps and descriptors to write home; one home write per
+        // commit: each checkpoint rides many commits, and the crash most likely falls between two of its slices.
+        Volume.mkfs(image, Layout.make(4096, 1024L * 32, 1024, 64, 256, 0, 0));
+        Journal.Settings oneAtATime = new Journal.Settings(0, 64, 0.5, 1);
+        Journal.Stats s = abandonMidRunThenCheck(image, oneAtATime, v -> v.journalStats().checkpoints() >= 3);
+        assertTrue(s.homeSteps() > s.checkpoints() + 1, "checkpoints written in slices: " + s);
+    }
+
+    @Test
+    void aCheckpointRidesCommitsInSlicesOfTheConfiguredSize() throws Exception {
+        // Riding commits, a step carries two home writes (more only when the log's room runs short); a step that
+        // goes alone (no record within the 1 ms commit interval) carries the rest. So a checkpoint's writes are spread over several steps.
+        Journal.Stats sliced = eightWritersOnSmallLog(dir.resolve("sliced2.img"), 2);
+        assertTrue(sliced.checkpoints() >= 2, "checkpoints: " + sliced);
+        assertTrue(sliced.homeSteps() >= 2 * sliced.checkpoints(), "home writes spread over commits: " + sliced);
+        // Unsliced, every checkpoint writes all of its images home in one step (none when it has none).
+        Journal.Stats whole = eightWritersOnSmallLog(dir.resolve("whole.img"), Integer.MAX_VALUE);
+        assertTrue(whole.checkpoints() >= 2, "checkpoints: " + whole);
+        assertTrue(whole.homeSteps() <= whole.checkpoints(), "at most one home step per checkpoint: " + whole);
+    }
+
+    /** Eight threads append 64 one-block runs each to their own file, with a 511-block log; the journal's counts. */
+    private Journal.Stats eightWritersOnSmallLog(Path image, int sliceBlocks) throws Exception {
+        Volume.mkfs(image, Layout.make(4096, 1024L * 32, 1024, 64, 512, 0, 0));
+        Journal.Stats s;
+        try (Volume v = Volume.open(image, Volumes.CONFIG, new Journal.Settings(TimeUnit.MILLISECONDS.toNanos(1), 64, 0.25, sliceBlocks))) {
+            VolumeAllocator a = v.allocator();
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                String file = "f" + t;
+                Thread th = new Thread(() -> {
+                    join(a.open(file));
+                    for (long b = 0; b < 64; b++) join(a.getBlocks(file, b, 1, true));
+                });
+                th.start();
+                threads.add(th);
+            }
+            for (Thread th : threads) th.join(60_000);
+            s = v.journalStats();
+        }
+        Fsck.Result r = Fsck.check(image, false);
+        assertTrue(r.clean(), r::report);
+        return s;
+    }
+
     /**
      * Four threads append, take extents and never stop; once 400 calls are acknowledged and {@code enough}
      * holds, the volume is abandoned (kill -9). Every acknowledged run and extent is found after recovery, and
      * fsck is clean. Answers the journal's counts at the crash.
      */
     private Journal.Stats abandonMidRunThenCheck(Path image, Predicate<Volume> enough) throws Exception {
+        return abandonMidRunThenCheck(image, Volumes.FAST, enough);
+    }
+
+    private Journal.Stats abandonMidRunThenCheck(Path image, Journal.Settings settings, Predicate<Volume> enough)
+            throws Exception {
         Map<String, List<BlockRun>> acked = new ConcurrentHashMap<>();
         List<Extent> ackedExtents = java.util.Collections.synchronizedList(new ArrayList<>());
         AtomicInteger acks = new AtomicInteger();
-        Volume v = Volumes.open(image);
+        Volume v = Volume.open(image, Volumes.CONFIG, settings);
         VolumeAllocator a = v.allocator();
         List<Thread> threads = new ArrayList<>();
         for (int t = 0; t < 4; t++) {
