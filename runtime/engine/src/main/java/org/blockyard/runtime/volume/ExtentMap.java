@@ -21,35 +21,68 @@ public final class ExtentMap {
         }
     }
 
-    private final TreeMap<Long, Run> runs = new TreeMap<>();
+    private final TreeMap<Long, Run> runs = new TreeMap<>(); // every run but the tail
+    /** The last run, held out of the tree while appends grow it (one field to replace, no tree search); or null. */
+    private Run tail;
+
+    /** Puts the tail back into the tree, before a change that is not an append. */
+    private void settle() {
+        if (tail != null) runs.put(tail.logical(), tail);
+        tail = null;
+    }
 
     public List<Run> runs() {
-        return new ArrayList<>(runs.values());
+        List<Run> out = new ArrayList<>(runs.size() + 1);
+        out.addAll(runs.values());
+        if (tail != null) out.add(tail);
+        return out;
     }
 
     public int size() {
-        return runs.size();
+        return runs.size() + (tail == null ? 0 : 1);
     }
 
     public long mappedBlocks() {
-        long n = 0;
+        long n = tail == null ? 0 : tail.blocks();
         for (Run r : runs.values()) n += r.blocks();
         return n;
     }
 
-    /** Maps {@code [logical, +blocks)} to {@code physical} over whatever was there. */
+    /**
+     * Maps {@code [logical, +blocks)} to {@code physical} over whatever was there. An append or a hole filled
+     * (nothing mapped in the range, the common cases) touches only its neighbours.
+     */
     public void put(long logical, long physical, long blocks, boolean unwritten) {
-        remove(logical, blocks, false);
-        Run cur = new Run(logical, physical, blocks, unwritten);
-        Map.Entry<Long, Run> prev = runs.lowerEntry(logical);
-        if (prev != null && continues(prev.getValue(), cur)) {
-            runs.remove(prev.getKey());
-            cur = new Run(prev.getValue().logical(), prev.getValue().physical(), prev.getValue().blocks() + blocks, unwritten);
+        Run last = tail != null ? tail : runs.isEmpty() ? null : runs.lastEntry().getValue();
+        if (last == null || last.logical() + last.blocks() <= logical) { // an append: beyond every run
+            Run cur = new Run(logical, physical, blocks, unwritten);
+            if (last != null && continues(last, cur)) {
+                cur = new Run(last.logical(), last.physical(), last.blocks() + blocks, unwritten);
+                if (tail == null) runs.remove(last.logical()); // it leaves the tree to be the tail
+            } else if (tail != null) {
+                runs.put(tail.logical(), tail);
+            }
+            tail = cur;
+            return;
         }
-        Run next = runs.get(logical + blocks);
-        if (next != null && continues(cur, next)) {
-            runs.remove(next.logical());
-            cur = new Run(cur.logical(), cur.physical(), cur.blocks() + next.blocks(), unwritten);
+        settle();
+        long to = logical + blocks;
+        Map.Entry<Long, Run> before = runs.floorEntry(logical);
+        Map.Entry<Long, Run> after = runs.ceilingEntry(logical);
+        if ((before != null && before.getValue().logical() + before.getValue().blocks() > logical)
+                || (after != null && after.getKey() < to)) {
+            remove(logical, blocks, false); // cut what was there: nothing starts in the range any more
+            before = runs.floorEntry(logical);
+            after = runs.ceilingEntry(logical);
+        }
+        Run cur = new Run(logical, physical, blocks, unwritten);
+        if (before != null && continues(before.getValue(), cur)) {
+            Run p = before.getValue();
+            cur = new Run(p.logical(), p.physical(), p.blocks() + blocks, unwritten); // replaces p: same key
+        }
+        if (after != null && after.getKey() == to && continues(cur, after.getValue())) {
+            runs.remove(to);
+            cur = new Run(cur.logical(), cur.physical(), cur.blocks() + after.getValue().blocks(), unwritten);
         }
         runs.put(cur.logical(), cur);
     }
@@ -63,6 +96,7 @@ public final class ExtentMap {
      * pieces removed.
      */
     public List<Run> remove(long logical, long blocks, boolean unwrittenOnly) {
+        settle();
         long to = logical + blocks;
         List<Run> out = new ArrayList<>();
         for (Run r : overlapping(logical, to)) {

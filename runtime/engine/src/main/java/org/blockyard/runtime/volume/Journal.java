@@ -30,7 +30,8 @@ import org.blockyard.runtime.volume.VolumeException.Structure;
  * section that adds the record to a list and numbers it, nothing longer. One commit thread takes the list,
  * applies it to {@link Metadata} in order (the running transaction) and writes it (group commit), as JBD2's
  * running and committing transactions: while one transaction is on its way to stable storage, records keep
- * arriving for the next, which is written the moment the first is durable. Only a journal with nothing in
+ * arriving for the next and the commit thread applies them as they come, so the next is built and written the
+ * moment the first is durable. Only a journal with nothing in
  * flight waits for company, at most {@code commitIntervalNanos} after the first record; a transaction holds
  * at most {@code maxTransactionBlocks} logged blocks, each logged once however many records changed it.
  * {@link #durableThrough} completes once the transaction holding a record is durable.
@@ -273,7 +274,12 @@ public final class Journal {
         try {
             while (!abandoned) {
                 if (inflight != null) {
-                    if (!awaitDone(inflight)) return;
+                    // While the barrier is out, the records that arrive are applied to the running transaction,
+                    // so its commit is ready to go the moment the barrier completes.
+                    take();
+                    applyCarry();
+                    if (!awaitDoneOrRecords(inflight)) return;
+                    if (!inflight.barrier().done().toCompletableFuture().isDone()) continue;
                     finishInflight();
                     if (checkpoint == null && (head - tail > capacity * settings.checkpointFraction()
                             || head - tail + transactionBlocks(maxTx, layout.blockSize()) > capacity))
@@ -360,6 +366,18 @@ public final class Journal {
             while (pending.isEmpty() && !stopping && !abandoned) lock.wait();
             return !abandoned && !(stopping && pending.isEmpty());
         }
+    }
+
+    /**
+     * Waits for {@code f}'s barrier or for records to apply meanwhile (none that the running transaction cannot
+     * take: those wait in {@link #carry}); false when the journal was abandoned.
+     */
+    private boolean awaitDoneOrRecords(InFlight f) throws InterruptedException {
+        var done = f.barrier().done().toCompletableFuture();
+        synchronized (lock) {
+            while (!done.isDone() && !abandoned && (pending.isEmpty() || runningFull)) lock.wait(1000);
+        }
+        return !abandoned;
     }
 
     /** Waits for {@code f}'s barrier; false when the journal was abandoned meanwhile. */

@@ -72,6 +72,10 @@ public final class Metadata {
     private final Map<String, Entry> byName = new HashMap<>();
     private final long[] slotOwner; // entry id per file-table slot; 0 = free
     private final TreeSet<Long> txDirty = new TreeSet<>();
+    private final long[] groupDirtyIn;
+    private final int[] descriptorCrc; // a group's descriptor's own CRC, while valid (its group unchanged)
+    private final boolean[] descriptorCrcValid; // the commit number in which a group's bitmap and descriptor went into txDirty
+    private long commitNumber = 1;
     private final java.util.Set<Entry> dirtyEntries = new java.util.LinkedHashSet<>();
 
     private Metadata(Superblock sb) {
@@ -84,6 +88,9 @@ public final class Metadata {
         this.free = new long[groups];
         this.bitmapCrc = new int[groups];
         this.bitmapCrcValid = new boolean[groups];
+        this.groupDirtyIn = new long[groups];
+        this.descriptorCrc = new int[groups];
+        this.descriptorCrcValid = new boolean[groups];
         this.slotOwner = new long[layout.fileTableBlocks()];
     }
 
@@ -332,6 +339,9 @@ public final class Metadata {
 
     private void dirtyGroup(int group) {
         bitmapCrcValid[group] = false;
+        descriptorCrcValid[group] = false;
+        if (groupDirtyIn[group] == commitNumber) return; // its blocks are in this commit already
+        groupDirtyIn[group] = commitNumber;
         for (int i = 0; i < layout.bitmapBlocks(); i++) dirty(layout.bitmapBlock(group) + i);
         dirty(layout.descriptorBlock(group));
     }
@@ -389,6 +399,7 @@ public final class Metadata {
         dirtyEntries.clear();
         List<Long> out = new ArrayList<>(txDirty);
         txDirty.clear();
+        commitNumber++;
         return out;
     }
 
@@ -503,7 +514,11 @@ public final class Metadata {
                 int off = i * Layout.DESCRIPTOR_BYTES;
                 o.putLong(off, layout.bitmapBlock(group)).putInt(off + 8, (int) free[group]).putInt(off + 12, 0)
                         .putInt(off + 16, bitmapCrc(group));
-                o.putInt(off + 28, Layout.crc(seed, group, into, at + off, 28));
+                if (!descriptorCrcValid[group]) { // a commit logs every descriptor of the block: most unchanged
+                    descriptorCrc[group] = Layout.crc(seed, group, into, at + off, 28);
+                    descriptorCrcValid[group] = true;
+                }
+                o.putInt(off + 28, descriptorCrc[group]);
             }
             return;
         }
@@ -532,8 +547,13 @@ public final class Metadata {
         throw new IllegalArgumentException("block " + block + " is not a bitmap, descriptor or file-table block");
     }
 
+    private byte[] bitmapScratch; // bitmapBytes' buffer: Metadata has one thread at a time (not thread-safe)
+
+    /** Group {@code group}'s bitmap as bytes, in a buffer reused by the next call. */
     private byte[] bitmapBytes(int group) {
-        byte[] out = new byte[Math.max(layout.bitmapBytes(), layout.bitmapBlocks() * layout.blockSize())];
+        if (bitmapScratch == null)
+            bitmapScratch = new byte[Math.max(layout.bitmapBytes(), layout.bitmapBlocks() * layout.blockSize())];
+        byte[] out = bitmapScratch;
         ByteBuffer o = Layout.le(out);
         for (int w = 0; w < bitmaps[group].length; w++) o.putLong(w * 8, bitmaps[group][w]);
         return out;
