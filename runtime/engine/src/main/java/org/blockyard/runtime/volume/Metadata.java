@@ -73,8 +73,9 @@ public final class Metadata {
     private final long[] slotOwner; // entry id per file-table slot; 0 = free
     private final TreeSet<Long> txDirty = new TreeSet<>();
     private final long[] groupDirtyIn;
-    private final int[] descriptorCrc; // a group's descriptor's own CRC, while valid (its group unchanged)
-    private final boolean[] descriptorCrcValid; // the commit number in which a group's bitmap and descriptor went into txDirty
+    /** Per descriptor block, its image as last built; a group's 32 bytes in it are current while its flag is set. */
+    private final byte[][] descriptorImages;
+    private final boolean[] descriptorCurrent; // the commit number in which a group's bitmap and descriptor went into txDirty
     private long commitNumber = 1;
     private final java.util.Set<Entry> dirtyEntries = new java.util.LinkedHashSet<>();
 
@@ -89,8 +90,8 @@ public final class Metadata {
         this.bitmapCrc = new int[groups];
         this.bitmapCrcValid = new boolean[groups];
         this.groupDirtyIn = new long[groups];
-        this.descriptorCrc = new int[groups];
-        this.descriptorCrcValid = new boolean[groups];
+        this.descriptorImages = new byte[layout.gdtBlocks()][];
+        this.descriptorCurrent = new boolean[groups];
         this.slotOwner = new long[layout.fileTableBlocks()];
     }
 
@@ -339,7 +340,7 @@ public final class Metadata {
 
     private void dirtyGroup(int group) {
         bitmapCrcValid[group] = false;
-        descriptorCrcValid[group] = false;
+        descriptorCurrent[group] = false;
         if (groupDirtyIn[group] == commitNumber) return; // its blocks are in this commit already
         groupDirtyIn[group] = commitNumber;
         for (int i = 0; i < layout.bitmapBlocks(); i++) dirty(layout.bitmapBlock(group) + i);
@@ -502,24 +503,26 @@ public final class Metadata {
         if (rel >= 1 && rel <= layout.bitmapBlocks()) {
             int wordsPerBlock = bs / 8, from = (int) (rel - 1) * wordsPerBlock;
             long[] words = bitmaps[g];
-            for (int w = from; w < Math.min(words.length, from + wordsPerBlock); w++)
-                o.putLong((w - from) * 8, words[w]);
+            o.asLongBuffer().put(words, from, Math.max(0, Math.min(words.length, from + wordsPerBlock) - from));
             return;
         }
         if (block >= layout.gdtStart() && block < layout.fileTableStart()) {
+            // A commit logs the whole block for the few groups that changed: only theirs are rebuilt.
             int k = (int) (block - layout.gdtStart());
+            if (descriptorImages[k] == null) descriptorImages[k] = new byte[bs];
+            byte[] cached = descriptorImages[k];
+            ByteBuffer c = Layout.le(cached);
             for (int i = 0; i < layout.descriptorsPerBlock(); i++) {
                 int group = k * layout.descriptorsPerBlock() + i;
                 if (group >= geometry.groups()) break;
+                if (descriptorCurrent[group]) continue;
                 int off = i * Layout.DESCRIPTOR_BYTES;
-                o.putLong(off, layout.bitmapBlock(group)).putInt(off + 8, (int) free[group]).putInt(off + 12, 0)
+                c.putLong(off, layout.bitmapBlock(group)).putInt(off + 8, (int) free[group]).putInt(off + 12, 0)
                         .putInt(off + 16, bitmapCrc(group));
-                if (!descriptorCrcValid[group]) { // a commit logs every descriptor of the block: most unchanged
-                    descriptorCrc[group] = Layout.crc(seed, group, into, at + off, 28);
-                    descriptorCrcValid[group] = true;
-                }
-                o.putInt(off + 28, descriptorCrc[group]);
+                c.putInt(off + 28, Layout.crc(seed, group, cached, off, 28));
+                descriptorCurrent[group] = true;
             }
+            System.arraycopy(cached, 0, into, at, bs);
             return;
         }
         if (block >= layout.fileTableStart() && block < layout.journalStart()) {
@@ -554,8 +557,7 @@ public final class Metadata {
         if (bitmapScratch == null)
             bitmapScratch = new byte[Math.max(layout.bitmapBytes(), layout.bitmapBlocks() * layout.blockSize())];
         byte[] out = bitmapScratch;
-        ByteBuffer o = Layout.le(out);
-        for (int w = 0; w < bitmaps[group].length; w++) o.putLong(w * 8, bitmaps[group][w]);
+        Layout.le(out).asLongBuffer().put(bitmaps[group]);
         return out;
     }
 
