@@ -268,6 +268,7 @@ final class FileServer implements FileAllocation.Groups {
      * The allocator is closing: the request in progress and every waiting one are answered with {@code closed}.
      */
     void shutdown(AllocationException closed) {
+        file.releaseMapped();
         if (allocating != null) allocating.replyTo().tell(Reply.fail(closed));
         if (batch != null) batch.replyTo().tell(Reply.fail(closed));
         if (releasing != null) releasing.replyTo.tell(Reply.fail(closed));
@@ -313,6 +314,7 @@ final class FileServer implements FileAllocation.Groups {
         {
             String what = m == null ? "a request" : m.getClass().getSimpleName();
             driver.log().error("file {}: {} failed; answering it with an error", file.name, what, e);
+            file.releaseMapped(); // the runs mapped before the fault stay mapped, and are recorded
             AllocationException failed = new AllocationException.Failed("file " + file.name + ": " + what + " failed: " + e);
             if (m != null) refuse(m, failed);
             if (allocating != null && allocating != m) allocating.replyTo().tell(Reply.fail(failed));
@@ -368,6 +370,7 @@ final class FileServer implements FileAllocation.Groups {
         }
         batch = m;
         batchRuns = new ArrayList<>(m.requests().size());
+        file.holdMapped(); // released before the batch is answered, whatever the answer
         runBatch();
     }
 
@@ -422,6 +425,7 @@ final class FileServer implements FileAllocation.Groups {
         batch = null;
         batchRuns = null;
         steps = null;
+        file.releaseMapped();
         m.replyTo().tell(reply);
     }
 

@@ -54,6 +54,9 @@ public final class FileState {
     }
 
     private Listener listener = Listener.NONE;
+    // MAPPED changes held back while a batch is served (holdMapped): one run, reported as one change.
+    private boolean holding;
+    private long heldLogical, heldPhysical, heldBlocks; // heldBlocks == 0: nothing held
 
     public final long id;
     public final String name;
@@ -94,6 +97,46 @@ public final class FileState {
     /** Has every later change of the extent map reported to {@code listener}; the map's owner calls it. */
     public void listen(Listener listener) {
         this.listener = listener == null ? Listener.NONE : listener;
+    }
+
+    /**
+     * Until {@link #releaseMapped}, consecutive MAPPED changes that continue each other (logically and
+     * physically) reach the listener as one, when the next change that does not continue them comes or at the
+     * release: a batch of appends costs a durable volume one journal record instead of one per call. The
+     * owner releases before it answers the batch, so whoever waits for the file's records waits for these.
+     */
+    public void holdMapped() {
+        holding = true;
+    }
+
+    /** Reports the MAPPED change held back, if any, and stops holding. */
+    public void releaseMapped() {
+        holding = false;
+        reportHeld();
+    }
+
+    private void reportHeld() {
+        if (heldBlocks == 0) return;
+        long blocks = heldBlocks;
+        heldBlocks = 0;
+        listener.changed(this, Change.MAPPED, heldLogical, heldPhysical, blocks);
+    }
+
+    /** Reports a change to the listener, after whatever is held (so the listener hears them in order). */
+    private void changed(Change change, long logical, long physical, long blocks) {
+        if (holding && change == Change.MAPPED) {
+            if (heldBlocks > 0 && heldLogical + heldBlocks == logical && heldPhysical + heldBlocks == physical) {
+                heldBlocks += blocks;
+                return;
+            }
+            reportHeld();
+            heldLogical = logical;
+            heldPhysical = physical;
+            heldBlocks = blocks;
+            return;
+        }
+        reportHeld();
+        listener.changed(this, change, logical, physical, blocks);
     }
 
     /** The mapped run containing {@code logical}, up to {@code max} blocks and in one state, or null for a hole. */
@@ -147,7 +190,7 @@ public final class FileState {
         mappedBlocks += blocks;
         lastLogical = logical + blocks - 1;
         lastPhysical = physical + blocks - 1;
-        listener.changed(this, Change.MAPPED, logical, physical, blocks);
+        changed(Change.MAPPED, logical, physical, blocks);
     }
 
     /** Inserts a run over a hole, merging it with neighbours that continue it in the same state. */
@@ -228,7 +271,7 @@ public final class FileState {
         remergeAround(logical);
         remergeAround(to);
         refreshTail();
-        listener.changed(this, Change.WRITTEN, logical, -1, blocks);
+        changed(Change.WRITTEN, logical, -1, blocks);
         return converted;
     }
 
@@ -265,7 +308,7 @@ public final class FileState {
         mappedBlocks -= dropped;
         refreshTail();
         if (lastLogical >= logical) recomputeLast();
-        listener.changed(this, Change.DISCARDED, logical, -1, blocks);
+        changed(Change.DISCARDED, logical, -1, blocks);
         return dropped;
     }
 
@@ -352,7 +395,7 @@ public final class FileState {
         refreshTail();
         for (Extent e : freed) mappedBlocks -= e.blocks();
         if (lastLogical >= fromLogical) recomputeLast();
-        listener.changed(this, Change.TRUNCATED, fromLogical, -1, freed.stream().mapToLong(Extent::blocks).sum());
+        changed(Change.TRUNCATED, fromLogical, -1, freed.stream().mapToLong(Extent::blocks).sum());
         return freed;
     }
 

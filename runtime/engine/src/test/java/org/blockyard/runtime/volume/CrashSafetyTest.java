@@ -161,8 +161,12 @@ class CrashSafetyTest {
         join(v.allocator().open("b"));
         List<org.blockyard.api.alloc.MapRequest> requests = new ArrayList<>();
         for (long l = 0; l < 64; l += 2) requests.add(org.blockyard.api.alloc.MapRequest.allocate(l, 2));
+        long recordsBefore = v.journalStats().records();
         List<BlockRun> runs = join(v.allocator().getBlocks("b", requests));
         assertEquals(32, runs.size());
+        // Runs that continue each other reach the journal as one record, not one per call.
+        long records = v.journalStats().records() - recordsBefore;
+        assertTrue(records < 16, "records for a batch of 32 appends: " + records);
         v.abandon(); // right after the acknowledgement: nothing but the journal holds the runs
 
         try (Volume again = Volumes.open(image)) {
