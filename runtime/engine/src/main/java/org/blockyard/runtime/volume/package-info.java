@@ -45,12 +45,14 @@
  *
  * <h2>Tunables ({@code blockyard.volume} in {@code config/blockyard.conf})</h2>
  * <pre>
- *   journal-blocks                1024    journal mkfs makes (4 MiB)
+ *   journal-blocks                1024    smallest journal mkfs makes (4 MiB); mkfs sizes it as mke2fs does,
+ *                                         at most half of group 0 beside its other metadata
  *   file-table-blocks             1024    file table mkfs makes
  *   journal.commit-interval       1ms     longest a record waits for company (only with nothing in flight, and only
  *                                         while fewer callers wait than the last commit acknowledged)
  *   journal.max-transaction-blocks 256    logged blocks per transaction
  *   journal.checkpoint-fraction   0.5     log fill that starts a checkpoint
+ *   journal.checkpoint-slice-blocks 64    home writes a commit carries at least (a checkpoint rides several)
  *   queue-depth                   32      requests the image's queue keeps in flight (a checkpoint's home writes)
  * </pre>
  */
