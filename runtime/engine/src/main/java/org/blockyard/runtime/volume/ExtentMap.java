@@ -104,8 +104,8 @@ public final class ExtentMap {
             runs.remove(r.logical());
             long a = Math.max(r.logical(), logical), b = Math.min(r.logical() + r.blocks(), to);
             if (r.logical() < a) runs.put(r.logical(), new Run(r.logical(), r.physical(), a - r.logical(), r.unwritten()));
-            long tail = r.logical() + r.blocks() - b;
-            if (tail > 0) runs.put(b, new Run(b, r.physical() + (b - r.logical()), tail, r.unwritten()));
+            long rest = r.logical() + r.blocks() - b;
+            if (rest > 0) runs.put(b, new Run(b, r.physical() + (b - r.logical()), rest, r.unwritten()));
             out.add(new Run(a, r.physical() + (a - r.logical()), b - a, r.unwritten()));
         }
         return out;
