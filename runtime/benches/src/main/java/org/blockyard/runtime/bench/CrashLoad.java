@@ -7,6 +7,7 @@ import java.util.Random;
 
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
+import org.blockyard.api.alloc.MapRequest;
 import org.blockyard.runtime.config.BlockyardConfig;
 import org.blockyard.runtime.volume.Volume;
 import org.blockyard.runtime.volume.VolumeAllocator;
@@ -14,8 +15,9 @@ import org.blockyard.runtime.volume.VolumeAllocator;
 /**
  * The child process of {@code bench crash}: mixed load on a volume from several threads until it is killed.
  * Before each call it prints {@code GO <key> ...}, after the acknowledgement {@code ACK <key> ...}:
- * {@code MAP file logical physical blocks}, {@code TRUNC file from}, {@code EXT owner start blocks} (one line
- * per extent), {@code REL owner start blocks}. Arguments: IMAGE PREFIX WRITERS SEED.
+ * {@code MAP file logical physical blocks}, {@code MAPS file} and then {@code logical physical blocks} for each
+ * run of a batch (getBlocks(file, List), one line), {@code TRUNC file from}, {@code EXT owner start blocks}
+ * (one line per extent), {@code REL owner start blocks}. Arguments: IMAGE PREFIX WRITERS SEED.
  */
 public final class CrashLoad {
     private CrashLoad() {}
@@ -65,6 +67,23 @@ public final class CrashLoad {
                     say("GO " + owner + " REL " + e.start() + " " + e.blocks());
                     a.release(owner, List.of(e)).toCompletableFuture().join();
                     say("ACK " + owner + " REL " + e.start() + " " + e.blocks());
+                } else if (pick < 9) {
+                    // A batch of appends from next on (a short run leaves a hole the file keeps).
+                    List<MapRequest> batch = new ArrayList<>();
+                    int size = 2 + rnd.nextInt(7);
+                    for (long l = next; batch.size() < size; ) {
+                        int want = 1 + rnd.nextInt(16);
+                        batch.add(MapRequest.allocate(l, want));
+                        l += want;
+                    }
+                    say("GO " + file + " MAP " + next);
+                    List<BlockRun> runs = a.getBlocks(file, batch).toCompletableFuture().join();
+                    StringBuilder b = new StringBuilder("ACK " + file + " MAPS");
+                    for (BlockRun r : runs) {
+                        b.append(' ').append(r.logicalStart()).append(' ').append(r.physicalStart()).append(' ').append(r.blocks());
+                        next = Math.max(next, r.logicalStart() + r.blocks());
+                    }
+                    say(b.toString());
                 } else {
                     int want = 1 + rnd.nextInt(16);
                     say("GO " + file + " MAP " + next);
