@@ -175,11 +175,7 @@ public final class CrashBenchCommand implements Callable<Integer> {
 
     private static void apply(Model m, String[] f) {
         switch (f[2]) {
-            case "MAP" -> {
-                long l = Long.parseLong(f[3]), p = Long.parseLong(f[4]), n = Long.parseLong(f[5]);
-                for (long i = 0; i < n; i++) m.blocks.put(l + i, p + i);
-            }
-            case "MAPS" -> {
+            case "MAP", "MAPS" -> { // one run, or a batch's runs: logical physical blocks, again and again
                 for (int i = 3; i + 2 < f.length; i += 3) {
                     long l = Long.parseLong(f[i]), p = Long.parseLong(f[i + 1]), n = Long.parseLong(f[i + 2]);
                     for (long k = 0; k < n; k++) m.blocks.put(l + k, p + k);

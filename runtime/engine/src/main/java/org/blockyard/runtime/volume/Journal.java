@@ -278,7 +278,7 @@ public final class Journal {
                     // so its commit is ready to go the moment the barrier completes.
                     take();
                     applyCarry();
-                    if (!awaitDoneOrRecords(inflight)) return;
+                    if (!awaitDone(inflight, true)) return;
                     if (!inflight.barrier().done().toCompletableFuture().isDone()) continue;
                     finishInflight();
                     if (checkpoint == null && (head - tail > capacity * settings.checkpointFraction()
@@ -368,23 +368,19 @@ public final class Journal {
         }
     }
 
-    /**
-     * Waits for {@code f}'s barrier or for records to apply meanwhile (none that the running transaction cannot
-     * take: those wait in {@link #carry}); false when the journal was abandoned.
-     */
-    private boolean awaitDoneOrRecords(InFlight f) throws InterruptedException {
-        var done = f.barrier().done().toCompletableFuture();
-        synchronized (lock) {
-            while (!done.isDone() && !abandoned && (pending.isEmpty() || runningFull)) lock.wait(1000);
-        }
-        return !abandoned;
-    }
-
     /** Waits for {@code f}'s barrier; false when the journal was abandoned meanwhile. */
     private boolean awaitDone(InFlight f) throws InterruptedException {
+        return awaitDone(f, false);
+    }
+
+    /**
+     * Waits for {@code f}'s barrier, or with {@code orRecords} until there are records to apply meanwhile (none
+     * while the running transaction is full: they wait in {@link #carry}); false when the journal was abandoned.
+     */
+    private boolean awaitDone(InFlight f, boolean orRecords) throws InterruptedException {
         var done = f.barrier().done().toCompletableFuture();
         synchronized (lock) {
-            while (!done.isDone() && !abandoned) lock.wait(1000);
+            while (!done.isDone() && !abandoned && !(orRecords && !pending.isEmpty() && !runningFull)) lock.wait(1000);
         }
         return !abandoned;
     }
@@ -420,7 +416,7 @@ public final class Journal {
         for (int i = 0; i < blocks.size(); i++) logged.put(blocks.get(i), tx.slice((k + i) * bs, bs));
         head += size;
         nextSeq++;
-        submit(writes, through, blocks.size(), false);
+        submit(writes, through, blocks.size());
     }
 
     /** Waits until a transaction of {@code size} log blocks fits, checkpointing as needed. */
@@ -437,9 +433,9 @@ public final class Journal {
 
     /**
      * Hands {@code writes} to the log, with the checkpoint's next step when one is waiting for a ride: a slice
-     * of its home writes, all that are left when {@code alone}.
+     * of its home writes riding a transaction ({@code blocks > 0}), all that are left when it goes alone.
      */
-    private void submit(List<LogWriter.Write> writes, long through, int blocks, boolean alone) {
+    private void submit(List<LogWriter.Write> writes, long through, int blocks) {
         Stage carried = null;
         if (checkpoint != null && !checkpoint.stepSubmitted) {
             carried = checkpoint.stage;
@@ -447,7 +443,7 @@ public final class Journal {
             if (carried == Stage.HOME) {
                 int bs = layout.blockSize();
                 int left = checkpoint.images.size() - checkpoint.written;
-                checkpoint.sliceEnd = checkpoint.written + (alone ? left : homeSlice(left));
+                checkpoint.sliceEnd = checkpoint.written + (blocks == 0 ? left : homeSlice(left));
                 for (Map.Entry<Long, ByteBuffer> e : checkpoint.images.subList(checkpoint.written, checkpoint.sliceEnd))
                     writes.add(new LogWriter.Write(e.getValue(), e.getKey() * bs, true));
             } else {
@@ -483,7 +479,7 @@ public final class Journal {
 
     /** The checkpoint's next step on its own: the journal has no transaction for it to ride on. */
     private void submitAlone() {
-        submit(new ArrayList<>(), durable, 0, true);
+        submit(new ArrayList<>(), durable, 0);
     }
 
     /**
