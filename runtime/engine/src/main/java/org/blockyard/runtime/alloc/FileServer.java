@@ -119,6 +119,8 @@ final class FileServer implements FileAllocation.Groups {
     private FileActor.GetBlocks allocating;
     private FileActor.GetBlocksBatch batch;
     private List<BlockRun> batchRuns;
+    private MapRequest batchCurrent; // the request of the batch being served, or the gap fill before it
+    private boolean batchFilling;
     private FileAllocation steps;
     private Release releasing;
 
@@ -212,11 +214,7 @@ final class FileServer implements FileAllocation.Groups {
             }
             return;
         }
-        try {
-            serve(m);
-        } catch (RuntimeException e) {
-            fault(m, e);
-        }
+        serveOrFill(m);
         drain();
     }
 
@@ -269,7 +267,7 @@ final class FileServer implements FileAllocation.Groups {
      */
     void shutdown(AllocationException closed) {
         file.releaseMapped();
-        if (allocating != null) allocating.replyTo().tell(Reply.fail(closed));
+        if (allocating != null) refuse(allocating, closed);
         if (batch != null) batch.replyTo().tell(Reply.fail(closed));
         if (releasing != null) releasing.replyTo.tell(Reply.fail(closed));
         allocating = null;
@@ -281,8 +279,9 @@ final class FileServer implements FileAllocation.Groups {
 
     /** Answers {@code m}, if it expects an answer, with {@code e}. */
     static void refuse(Object m, AllocationException e) {
-        if (m instanceof FileActor.GetBlocks g) g.replyTo().tell(Reply.fail(e));
-        else if (m instanceof FileActor.GetBlocksBatch b) b.replyTo().tell(Reply.fail(e));
+        if (m instanceof FileActor.GetBlocks g) {
+            if (g.replyTo() != null) g.replyTo().tell(Reply.fail(e)); // null: a gap fill answers no one
+        } else if (m instanceof FileActor.GetBlocksBatch b) b.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.Truncate t) t.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.MarkWritten w) w.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.DiscardUnwritten d) d.replyTo().tell(Reply.fail(e));
@@ -297,12 +296,29 @@ final class FileServer implements FileAllocation.Groups {
     /** Serves waiting requests until one has to wait for a group. */
     private void drain() {
         while (!busy() && !handedOver && waiting != null && !waiting.isEmpty()) {
-            FileActor.Command next = waiting.poll();
-            try {
-                serve(next);
-            } catch (RuntimeException e) {
-                fault(next, e);
+            serveOrFill(waiting.poll());
+        }
+    }
+
+    /**
+     * Serves {@code m}; but an allocating getBlocks that starts where the file's gap ends (the caller went on
+     * past a short answer, see {@link FileState#gapEndingAt}) waits at the front of the queue while the gap
+     * is filled, as a request of this server's own that answers no one.
+     */
+    private void serveOrFill(FileActor.Command m) {
+        FileActor.Command now = m;
+        if (m instanceof FileActor.GetBlocks g && g.create()) {
+            long gap = file.gapEndingAt(g.logicalBlock());
+            if (gap >= 0) {
+                if (waiting == null) waiting = new ArrayDeque<>(4);
+                waiting.addFirst(m);
+                now = new FileActor.GetBlocks(gap, (int) (g.logicalBlock() - gap), true, null);
             }
+        }
+        try {
+            serve(now);
+        } catch (RuntimeException e) {
+            fault(now, e);
         }
     }
 
@@ -317,7 +333,7 @@ final class FileServer implements FileAllocation.Groups {
             file.releaseMapped(); // the runs mapped before the fault stay mapped, and are recorded
             AllocationException failed = new AllocationException.Failed("file " + file.name + ": " + what + " failed: " + e);
             if (m != null) refuse(m, failed);
-            if (allocating != null && allocating != m) allocating.replyTo().tell(Reply.fail(failed));
+            if (allocating != null && allocating != m) refuse(allocating, failed);
             if (batch != null && batch != m) batch.replyTo().tell(Reply.fail(failed));
             if (releasing != null) {
                 if (!releasing.committing)
@@ -348,10 +364,10 @@ final class FileServer implements FileAllocation.Groups {
     // ---- getBlocks ------------------------------------------------------------------------------------
 
     private void onGetBlocks(FileActor.GetBlocks m) {
-        volume.countMessage();
+        if (m.replyTo() != null) volume.countMessage(); // a gap fill is no message
         Reply<BlockRun> now = FileAllocation.atOnce(file, m.logicalBlock(), m.maxBlocks(), m.create());
         if (now != null) {
-            m.replyTo().tell(now);
+            answer(m, now);
             return;
         }
         FileAllocation a = new FileAllocation(file, policy, volume, preallocMin, this, m.logicalBlock(),
@@ -383,10 +399,15 @@ final class FileServer implements FileAllocation.Groups {
                         + " of the batch is null")));
                 return;
             }
-            Reply<BlockRun> now = FileAllocation.atOnce(file, r.logicalBlock(), r.maxBlocks(), r.create());
+            // A request that starts where the file's gap ends waits while the gap is filled (see serveOrFill).
+            long gap = r.create() ? file.gapEndingAt(r.logicalBlock()) : -1;
+            batchFilling = gap >= 0;
+            batchCurrent = batchFilling ? MapRequest.allocate(gap, (int) (r.logicalBlock() - gap)) : r;
+            MapRequest c = batchCurrent;
+            Reply<BlockRun> now = FileAllocation.atOnce(file, c.logicalBlock(), c.maxBlocks(), c.create());
             if (now == null) {
-                steps = new FileAllocation(file, policy, volume, preallocMin, this, r.logicalBlock(), r.maxBlocks(),
-                        r.create());
+                steps = new FileAllocation(file, policy, volume, preallocMin, this, c.logicalBlock(), c.maxBlocks(),
+                        c.create());
                 FileAllocation.Step s = steps.start();
                 if (!(s instanceof FileAllocation.Answer a)) {
                     step(s);
@@ -399,8 +420,13 @@ final class FileServer implements FileAllocation.Groups {
         endBatch(Reply.ok(List.copyOf(batchRuns)));
     }
 
-    /** Takes one request's answer; false when it ended the batch. */
+    /** Takes one request's answer (a gap fill's is only noted); false when it ended the batch. */
     private boolean batchAnswer(Reply<BlockRun> reply) {
+        file.answered(batchCurrent.logicalBlock(), batchCurrent.maxBlocks(), batchCurrent.create(), reply);
+        if (batchFilling) {
+            batchFilling = false;
+            return true; // failed or not, the request it stood before is served next, and answers for itself
+        }
         if (!reply.isOk()) {
             AllocationException e = reply.error();
             endBatch(Reply.fail(batch.requests().size() == 1 ? e : withIndex(e, batchRuns.size(), batch.requests().size())));
@@ -446,7 +472,12 @@ final class FileServer implements FileAllocation.Groups {
         FileActor.GetBlocks m = allocating;
         allocating = null;
         steps = null;
-        m.replyTo().tell(((FileAllocation.Answer) s).reply());
+        answer(m, ((FileAllocation.Answer) s).reply());
+    }
+
+    private void answer(FileActor.GetBlocks m, Reply<BlockRun> reply) {
+        file.answered(m.logicalBlock(), m.maxBlocks(), m.create(), reply);
+        if (m.replyTo() != null) m.replyTo().tell(reply);
     }
 
     // ---- blocks leaving the file ------------------------------------------------------------------------

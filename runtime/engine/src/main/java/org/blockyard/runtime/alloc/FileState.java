@@ -79,6 +79,10 @@ public final class FileState {
     long prePhysical = -1;
     int preBlocks;
 
+    // The part of the last allocating getBlocks left unanswered: it asked for [logical, gapEnd) and got a
+    // shorter run (its window or group ended), so the caller asks again at gapStart, or has already gone on.
+    private long gapStart = -1, gapEnd = -1;
+
     long lastLogical = -1;
     long lastPhysical = -1;
     int windowGoalBlocks;
@@ -295,6 +299,7 @@ public final class FileState {
      * groups); answers how many blocks were unmapped. Written runs stay.
      */
     public long discardUnwritten(long logical, long blocks) {
+        clearGap(); // a failed write: the caller starts that range afresh
         long to = logical + blocks, dropped = 0;
         List<long[]> pieces = piecesIn(logical, to);
         for (long[] p : pieces) if (p[3] != 0) dropped += p[2];
@@ -326,6 +331,35 @@ public final class FileState {
 
     long nextTx() {
         return -((id << 24) | (++txSeq & 0xFF_FFFFL));
+    }
+
+    /**
+     * Notes how an allocating getBlocks for {@code [logical, logical + max)} was answered: a run shorter
+     * than asked leaves the rest as the file's gap ({@link #gapEndingAt}); anything else clears it.
+     */
+    void answered(long logical, int max, boolean create, Reply<BlockRun> reply) {
+        long got = reply.isOk() ? reply.value().blocks() : 0;
+        if (create && got > 0 && got < max) {
+            gapStart = logical + got;
+            gapEnd = logical + max;
+        } else {
+            clearGap();
+        }
+    }
+
+    /**
+     * Where the gap starts when an allocating getBlocks at {@code logical} begins right where the gap ends:
+     * the caller went on past the part of its last request that was answered short, as a caller with
+     * several requests in flight (or in one batch) does before it sees the short answer. Its host fills the
+     * gap first, so the blocks follow each other on disk as they do for a caller that asks again at once,
+     * instead of the gap landing after the next request's run. -1 when there is no such gap.
+     */
+    long gapEndingAt(long logical) {
+        return gapEnd == logical && gapStart >= 0 && gapStart < gapEnd ? gapStart : -1;
+    }
+
+    void clearGap() {
+        gapStart = gapEnd = -1;
     }
 
     /** Maps up to {@code count} blocks at {@code logical} from the preallocation; null if it does not continue there. */
@@ -429,6 +463,7 @@ public final class FileState {
     }
 
     void windowDiscarded() {
+        clearGap(); // on close, truncate or a policy change: the caller's next request starts afresh
         windowGroup = -1;
         windowBlocks = 0;
         windowHit = 0;

@@ -127,28 +127,49 @@ public final class GlobalLockAllocator implements BlockAllocator {
         return getBlocks(f, logical, max, true);
     }
 
-    /** getBlocks under the lock: the same {@link FileAllocation} steps as a file actor, as direct calls. */
+    /**
+     * getBlocks under the lock: the same {@link FileAllocation} steps as a file actor, as direct calls; a
+     * request that starts where the file's gap ends fills the gap first, as the actors do
+     * ({@link FileState#gapEndingAt}).
+     */
     public BlockRun getBlocks(FileState f, long logical, int max, boolean create) {
         lock.lock();
         try {
-            Reply<BlockRun> now = FileAllocation.atOnce(f, logical, max, create);
-            if (now != null) return now.get();
-            FileAllocation a = new FileAllocation(f, policy, volume, preallocMin, effects, logical, max, create);
-            FileAllocation.Step s = a.start();
-            while (true) {
-                if (s instanceof FileAllocation.Ask ask) {
-                    int g = ask.group();
-                    BlockGroup.Outcome o = groups[g].allocate(ask.request());
-                    if (o.allocated()) republish(g);
-                    s = a.answer(g, o);
-                } else if (s instanceof FileAllocation.DropPreallocations) {
-                    s = a.preallocationsDropped(dropPreallocationsLocked());
-                } else {
-                    return ((FileAllocation.Answer) s).reply().get();
-                }
-            }
+            for (long gap; create && (gap = f.gapEndingAt(logical)) >= 0; )
+                answered(f, gap, (int) (logical - gap), true); // a refusal clears the gap: the request answers for itself
+            return answered(f, logical, max, create).get();
         } finally {
             lock.unlock();
+        }
+    }
+
+    private Reply<BlockRun> answered(FileState f, long logical, int max, boolean create) {
+        Reply<BlockRun> r;
+        try {
+            r = getBlocksLocked(f, logical, max, create);
+        } catch (AllocationException e) {
+            r = Reply.fail(e);
+        }
+        f.answered(logical, max, create, r);
+        return r;
+    }
+
+    private Reply<BlockRun> getBlocksLocked(FileState f, long logical, int max, boolean create) {
+        Reply<BlockRun> now = FileAllocation.atOnce(f, logical, max, create);
+        if (now != null) return now;
+        FileAllocation a = new FileAllocation(f, policy, volume, preallocMin, effects, logical, max, create);
+        FileAllocation.Step s = a.start();
+        while (true) {
+            if (s instanceof FileAllocation.Ask ask) {
+                int g = ask.group();
+                BlockGroup.Outcome o = groups[g].allocate(ask.request());
+                if (o.allocated()) republish(g);
+                s = a.answer(g, o);
+            } else if (s instanceof FileAllocation.DropPreallocations) {
+                s = a.preallocationsDropped(dropPreallocationsLocked());
+            } else {
+                return ((FileAllocation.Answer) s).reply();
+            }
         }
     }
 

@@ -42,6 +42,12 @@ class FilePathContractTest {
 
         List<BlockRun> batch(String file, List<MapRequest> requests);
 
+        /** The requests sent one by one, each before the answer to the one before it came. */
+        List<BlockRun> pipelined(String file, List<MapRequest> requests);
+
+        /** Extents of {@code blocks} in all, through the extent interface. */
+        List<Extent> allocate(long blocks);
+
         @Override
         void close();
     }
@@ -76,6 +82,15 @@ class FilePathContractTest {
         public void release(List<Extent> e) { call(a.release(e)); }
         public long freeBlocks() { return call(a.freeBlocks()); }
         public List<BlockRun> batch(String f, List<MapRequest> r) { return call(a.getBlocks(f, r)); }
+        public List<Extent> allocate(long blocks) { return call(a.allocate(blocks, 1, blocks, 0)); }
+
+        public List<BlockRun> pipelined(String f, List<MapRequest> requests) {
+            List<java.util.concurrent.CompletionStage<BlockRun>> sent = new ArrayList<>();
+            for (MapRequest r : requests) sent.add(a.getBlocks(f, r.logicalBlock(), r.maxBlocks(), r.create()));
+            List<BlockRun> runs = new ArrayList<>();
+            for (var s : sent) runs.add(call(s));
+            return runs;
+        }
 
         public void close() {
             try {
@@ -137,6 +152,103 @@ class FilePathContractTest {
             assertTrue(runs.get(300).isHole());
             assertEquals(single.extents("/f"), batched.extents("/f"));
             assertEquals(List.of(), batched.batch("/f", List.of()));
+        }
+    }
+
+    /**
+     * A caller with several requests in flight (or in one batch) goes on past a request answered short,
+     * because its window or group ended, before it sees the short answer and asks for the rest. The rest is
+     * then placed before the request that went on, so the file's layout is that of a caller that asks again
+     * at once: one run per group, not two. Two writers, as in tiobench, so that each new window is placed
+     * apart from the other file's.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("implementations")
+    void requestsThatGoOnPastAShortAnswerGetTheLayoutOfACallerThatAsksAgainAtOnce(String name,
+                                                                                 Function<Geometry, Files> impl) {
+        Geometry g = Geometry.of(4096, 32 * 8192, 8192);
+        int chunk = 256;
+        long size = 12 * 8192; // twelve groups' worth a file: group boundaries cut requests short
+        List<String> files = List.of("/a", "/b");
+        List<MapRequest> appends = new ArrayList<>();
+        for (long l = 0; l < size; l += chunk) appends.add(MapRequest.allocate(l, chunk));
+        try (Files sync = impl.apply(g); Files batched = impl.apply(g); Files piped = impl.apply(g)) {
+            int shortAnswers = 0;
+            for (String f : files) {
+                sync.open(f);
+                batched.open(f);
+                piped.open(f);
+            }
+            // Ten at a time: a group's 8,190 data blocks end inside a request, and that request is never the
+            // last of its ten, so the one after it goes out before the short answer is seen.
+            for (int i = 0; i < appends.size(); i += 10) {
+                List<MapRequest> some = appends.subList(i, Math.min(appends.size(), i + 10));
+                for (String f : files) {
+                    for (MapRequest r : some) {
+                        BlockRun first = sync.getBlocks(f, r.logicalBlock(), r.maxBlocks(), true);
+                        if (first.blocks() < r.maxBlocks()) shortAnswers++;
+                        askRest(sync, f, List.of(r), List.of(first));
+                    }
+                    askRest(batched, f, some, batched.batch(f, some));
+                    askRest(piped, f, some, piped.pipelined(f, some));
+                }
+            }
+            assertTrue(shortAnswers >= 20, "group boundaries cut requests short: " + shortAnswers);
+            for (String f : files) {
+                List<BlockRun> layout = mapping(sync, f, size);
+                assertTrue(layout.size() <= 13, "one run per group (the bitmap blocks part them): " + layout);
+                assertEquals(layout, mapping(batched, f, size), f + " in batches of 10");
+                assertEquals(layout, mapping(piped, f, size), f + " with 10 requests in flight");
+            }
+        }
+    }
+
+    /** The file's logical-to-physical runs over {@code [0, size)}, as lookups answer them, joined where they continue. */
+    private static List<BlockRun> mapping(Files f, String file, long size) {
+        List<BlockRun> runs = new ArrayList<>();
+        for (long l = 0; l < size; ) {
+            BlockRun r = f.getBlocks(file, l, (int) Math.min(Integer.MAX_VALUE, size - l), false);
+            assertTrue(r.blocks() > 0, "mapped at " + l);
+            l += r.blocks();
+            BlockRun last = runs.isEmpty() ? null : runs.get(runs.size() - 1);
+            if (last != null && last.physicalStart() + last.blocks() == r.physicalStart()) {
+                runs.set(runs.size() - 1, new BlockRun(last.logicalStart(), last.physicalStart(), last.blocks() + r.blocks(), false, false));
+            } else {
+                runs.add(new BlockRun(r.logicalStart(), r.physicalStart(), r.blocks(), false, false));
+            }
+        }
+        return runs;
+    }
+
+    /** What a caller does with short answers once it sees them: asks for the rest, one request at a time. */
+    private static void askRest(Files f, String file, List<MapRequest> asked, List<BlockRun> runs) {
+        for (int i = 0; i < asked.size(); i++) {
+            long l = runs.get(i).logicalStart() + runs.get(i).blocks();
+            long end = asked.get(i).logicalBlock() + asked.get(i).maxBlocks();
+            while (l < end) {
+                BlockRun r = f.getBlocks(file, l, (int) (end - l), true);
+                assertTrue(r.blocks() > 0);
+                l += r.blocks();
+            }
+        }
+    }
+
+    /** The rest of a short answer, placed first, is refused for lack of space: the request after it answers for itself. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("implementations")
+    void aGapThatCannotBeFilledLeavesTheNextRequestItsOwnAnswer(String name, Function<Geometry, Files> impl) {
+        try (Files f = impl.apply(Geometry.of(4096, 4096, 4096))) {
+            long free = f.freeBlocks();
+            List<Extent> all = f.allocate(free);
+            Extent last = all.get(all.size() - 1);
+            f.release(List.of(new Extent(last.end() - 10, 10))); // ten free blocks on the whole volume
+            f.open("/f");
+            List<MapRequest> two = List.of(MapRequest.allocate(0, 20), MapRequest.allocate(20, 5));
+            refused(AllocationException.NoSpace.class, () -> f.batch("/f", two));
+            assertEquals(List.of(new Extent(last.end() - 10, 10)), f.extents("/f"), "the first request got the ten");
+            assertEquals(0, f.freeBlocks());
+            refused(AllocationException.NoSpace.class, () -> f.getBlocks("/f", 10, 10, true));
+            assertTrue(f.getBlocks("/f", 10, 15, false).isHole(), "nothing more was mapped");
         }
     }
 
