@@ -291,14 +291,25 @@ public final class Metadata {
     /** Calls {@code run(start, blocks)} for each run of used data blocks of {@code group} (absolute). */
     public void forEachUsedDataRun(int group, java.util.function.BiConsumer<Long, Integer> run) {
         long base = geometry.groupStart(group);
-        int from = geometry.systemBlocks(group), to = geometry.groupBlocks(group);
+        long[] words = bitmaps[group];
+        int to = geometry.groupBlocks(group);
+        for (int i = nextBit(words, geometry.systemBlocks(group), to, true); i < to; ) {
+            int end = nextBit(words, i, to, false);
+            run.accept(base + i, end - i);
+            i = nextBit(words, end, to, true);
+        }
+    }
+
+    /** The first bit at or after {@code from} and below {@code to} that is {@code set}; {@code to} if none. */
+    static int nextBit(long[] words, int from, int to, boolean set) {
         int i = from;
         while (i < to) {
-            while (i < to && !bit(group, i)) i++;
-            int s = i;
-            while (i < to && bit(group, i)) i++;
-            if (i > s) run.accept(base + s, i - s);
+            long w = set ? words[i >>> 6] : ~words[i >>> 6];
+            w &= -1L << (i & 63); // the bits at and after i in its word
+            if (w != 0) return Math.min(to, (i & ~63) + Long.numberOfTrailingZeros(w));
+            i = (i & ~63) + 64;
         }
+        return to;
     }
 
     private boolean bit(int group, int i) {
@@ -437,13 +448,23 @@ public final class Metadata {
         long freed = 0, set = 0;
         for (int g = 0; g < geometry.groups(); g++) {
             int from = geometry.systemBlocks(g), to = geometry.groupBlocks(g);
-            for (int i = from; i < to; i++) {
-                boolean o = (owned[g][i >>> 6] & (1L << (i & 63))) != 0;
-                if (o != bit(g, i)) {
-                    bitmapChanged(g, geometry.groupStart(g) + i, 1, o);
-                    if (o) set++;
-                    else freed++;
-                }
+            long[] have = bitmaps[g], want = owned[g];
+            long[] differ = null;
+            for (int w = from >>> 6; w <= (to - 1) >>> 6; w++) {
+                long d = have[w] ^ want[w];
+                if (d == 0) continue; // most words agree: a word-wide compare instead of 64 bit tests
+                if (differ == null) differ = new long[have.length];
+                differ[w] = d;
+            }
+            if (differ == null) continue;
+            // Runs of differing bits, each wholly to set or to clear (the owners' bit says which).
+            for (int i = nextBit(differ, from, to, true); i < to; ) {
+                boolean o = (want[i >>> 6] & (1L << (i & 63))) != 0;
+                int end = Math.min(nextBit(differ, i, to, false), nextBit(want, i, to, !o));
+                bitmapChanged(g, geometry.groupStart(g) + i, end - i, o);
+                if (o) set += end - i;
+                else freed += end - i;
+                i = nextBit(differ, end, to, true);
             }
         }
         return new long[] {freed, set};
@@ -453,14 +474,31 @@ public final class Metadata {
     public long[][] ownedBitmaps() {
         long[][] owned = new long[geometry.groups()][geometry.blocksPerGroup() / 64];
         for (Entry e : entries.values())
-            for (ExtentMap.Run r : e.map.runs())
-                for (long b = r.physical(); b < r.physicalEnd(); b++) {
-                    if (b < 0 || b >= geometry.totalBlocks()) continue;
+            for (ExtentMap.Run r : e.map.runs()) {
+                long b = Math.max(0, r.physical()), end = Math.min(geometry.totalBlocks(), r.physicalEnd());
+                while (b < end) { // the run's part in each group it crosses, a word at a time
                     int g = geometry.groupOf(b);
-                    int i = (int) (b - geometry.groupStart(g));
-                    owned[g][i >>> 6] |= 1L << (i & 63);
+                    long groupStart = geometry.groupStart(g);
+                    int i = (int) (b - groupStart), stop = (int) Math.min(end - groupStart, geometry.groupBlocks(g));
+                    setRange(owned[g], i, stop);
+                    b = groupStart + stop;
                 }
+            }
         return owned;
+    }
+
+    /** Sets bits {@code [from, to)} of {@code words}. */
+    static void setRange(long[] words, int from, int to) {
+        if (from >= to) return;
+        int first = from >>> 6, last = (to - 1) >>> 6;
+        long head = -1L << (from & 63), tail = -1L >>> (63 - ((to - 1) & 63));
+        if (first == last) {
+            words[first] |= head & tail;
+            return;
+        }
+        words[first] |= head;
+        for (int w = first + 1; w < last; w++) words[w] = -1L;
+        words[last] |= tail;
     }
 
     /** Rewrites a group's bitmap from {@code want} (fsck --repair). */
