@@ -87,7 +87,7 @@ public final class VolumeBenchCommand implements Callable<Integer> {
             List<Map<String, Object>> rows = run.measure(List.of(policy), p -> once(volumeImage, config));
             Report.table(run.out(), rows, List.of("policy", "writers", "chunk_blocks", "batch", "depth", "calls", "memory_calls_per_s",
                     "durable_calls_per_s", "durable_vs_memory", "forces_per_call", "records_per_transaction",
-                    "force_ms", "device_flush_ms", "durable_latency_us.raw.p50", "durable_latency_us.raw.p99", "recovery_ms",
+                    "force_ms", "device_flush_ms", "durable_latency_us.raw.p50", "durable_latency_us.raw.p99", "open_ms", "close_ms", "recovery_ms",
                     "replayed_transactions"));
             run.writeJson(rows);
         } finally {
@@ -113,7 +113,9 @@ public final class VolumeBenchCommand implements Callable<Integer> {
                 side::markUsed)) {
             m = appends(a, "/mem-" + runId + "/file-", blockBytes);
         }
+        long t0 = System.nanoTime();
         Volume v = side.open(config, policy, group -> {});
+        row.put("open_ms", (System.nanoTime() - t0) / 1e6); // a clean mount: superblock, metadata, every group's bitmap
         Journal.Stats s0 = v.journalStats();
         Result d = appends(v.allocator(), side.prefix + "/file-", blockBytes);
         Journal.Stats s1 = v.journalStats();
@@ -131,7 +133,9 @@ public final class VolumeBenchCommand implements Callable<Integer> {
                 row.put("leaks_freed", again.recovery().leaksFreed());
             }
         } else {
+            long t1 = System.nanoTime();
             v.close();
+            row.put("close_ms", (System.nanoTime() - t1) / 1e6); // last commit, checkpoint, reconcile, clean mark
         }
         return row;
     }
