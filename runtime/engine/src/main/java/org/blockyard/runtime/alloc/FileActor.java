@@ -131,9 +131,7 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
         else if (m instanceof GroupActor.Freed f) server.freed(f);
         else if (m instanceof PreallocationsDropped d) server.preallocationsDropped(d.blocks());
         else if (m instanceof DropPrealloc d) {
-            Extent e = server.takePreallocation();
-            d.replyTo().tell(new PreallocationDrop.Returned(getContext().getSelf(), e == null ? List.of() : List.of(e),
-                    List.of()));
+            d.replyTo().tell(new PreallocationDrop.Returned(getContext().getSelf(), server.takePreallocation(), List.of()));
         } else if (m instanceof Shutdown s) return onShutdown(s);
         else if (m == Stop.INSTANCE) return Behaviors.stopped();
         else server.receive(m);

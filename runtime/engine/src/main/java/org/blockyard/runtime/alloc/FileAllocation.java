@@ -49,6 +49,7 @@ final class FileAllocation {
     private final long logical;
     private final int maxBlocks;
     private final boolean create;
+    private final boolean reserve; // for a gap: the blocks are kept as its reservation, not mapped
     private int count;
     private long goal;
     private GroupWalk walk;
@@ -56,6 +57,22 @@ final class FileAllocation {
 
     FileAllocation(FileState file, AllocationPolicy policy, VolumeState volume, int preallocMinWindowBlocks,
                    Groups groups, long logicalBlock, int maxBlocks, boolean create) {
+        this(file, policy, volume, preallocMinWindowBlocks, groups, logicalBlock, maxBlocks, create, false);
+    }
+
+    /**
+     * The allocation of blocks for a file's gap ({@link FileState#gapEndingAt}): the walk of an allocating
+     * getBlocks for it, whose blocks become the gap's reservation instead of being mapped. Its caller has
+     * checked that nothing is mapped at {@code gapStart} and that the file holds no reservation.
+     */
+    static FileAllocation reserving(FileState file, AllocationPolicy policy, VolumeState volume, int preallocMinWindowBlocks,
+                                    Groups groups, long gapStart, int gapBlocks) {
+        return new FileAllocation(file, policy, volume, preallocMinWindowBlocks, groups, gapStart, gapBlocks, true, true);
+    }
+
+    private FileAllocation(FileState file, AllocationPolicy policy, VolumeState volume, int preallocMinWindowBlocks,
+                           Groups groups, long logicalBlock, int maxBlocks, boolean create, boolean reserve) {
+        this.reserve = reserve;
         this.file = file;
         this.policy = policy;
         this.volume = volume;
@@ -131,7 +148,8 @@ final class FileAllocation {
             if (stale >= 0) groups.discardWindow(stale, file.id);
         }
         if (!o.allocated()) return next();
-        return ok(file.mapAllocated(logical, count, o.start(), o.blocks()));
+        return ok(reserve ? file.reserveGap(logical, count, o.start(), o.blocks())
+                : file.mapAllocated(logical, count, o.start(), o.blocks()));
     }
 
     /** After {@link DropPreallocations}: {@code blocks} were given back on the whole volume. */

@@ -119,8 +119,9 @@ final class FileServer implements FileAllocation.Groups {
     private FileActor.GetBlocks allocating;
     private FileActor.GetBlocksBatch batch;
     private List<BlockRun> batchRuns;
-    private MapRequest batchCurrent; // the request of the batch being served, or the gap fill before it
-    private boolean batchFilling;
+    // A gap's reservation in progress (FileState#gapEndingAt): before the request in progress (batchFilling), or
+    // before the request waiting at the front of the queue (filling).
+    private boolean filling, batchFilling;
     private FileAllocation steps;
     private Release releasing;
 
@@ -193,7 +194,7 @@ final class FileServer implements FileAllocation.Groups {
     }
 
     boolean busy() {
-        return allocating != null || batch != null || releasing != null;
+        return allocating != null || batch != null || releasing != null || filling;
     }
 
     boolean idle() {
@@ -214,7 +215,7 @@ final class FileServer implements FileAllocation.Groups {
             }
             return;
         }
-        serveOrFill(m);
+        serveOrReserve(m);
         drain();
     }
 
@@ -256,10 +257,10 @@ final class FileServer implements FileAllocation.Groups {
         drain();
     }
 
-    /** Gives up the unused preallocation, even while a request is in progress; the caller frees it. */
-    Extent takePreallocation() {
+    /** Gives up the unused preallocation and a gap's reservation, even while a request is in progress; the caller frees them. */
+    List<Extent> takePreallocation() {
         volume.countMessage();
-        return file.dropPrealloc();
+        return file.dropPreallocations();
     }
 
     /**
@@ -267,7 +268,8 @@ final class FileServer implements FileAllocation.Groups {
      */
     void shutdown(AllocationException closed) {
         file.releaseMapped();
-        if (allocating != null) refuse(allocating, closed);
+        filling = batchFilling = false;
+        if (allocating != null) allocating.replyTo().tell(Reply.fail(closed));
         if (batch != null) batch.replyTo().tell(Reply.fail(closed));
         if (releasing != null) releasing.replyTo.tell(Reply.fail(closed));
         allocating = null;
@@ -279,9 +281,8 @@ final class FileServer implements FileAllocation.Groups {
 
     /** Answers {@code m}, if it expects an answer, with {@code e}. */
     static void refuse(Object m, AllocationException e) {
-        if (m instanceof FileActor.GetBlocks g) {
-            if (g.replyTo() != null) g.replyTo().tell(Reply.fail(e)); // null: a gap fill answers no one
-        } else if (m instanceof FileActor.GetBlocksBatch b) b.replyTo().tell(Reply.fail(e));
+        if (m instanceof FileActor.GetBlocks g) g.replyTo().tell(Reply.fail(e));
+        else if (m instanceof FileActor.GetBlocksBatch b) b.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.Truncate t) t.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.MarkWritten w) w.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.DiscardUnwritten d) d.replyTo().tell(Reply.fail(e));
@@ -296,30 +297,58 @@ final class FileServer implements FileAllocation.Groups {
     /** Serves waiting requests until one has to wait for a group. */
     private void drain() {
         while (!busy() && !handedOver && waiting != null && !waiting.isEmpty()) {
-            serveOrFill(waiting.poll());
+            serveOrReserve(waiting.poll());
         }
     }
 
     /**
      * Serves {@code m}; but an allocating getBlocks that starts where the file's gap ends (the caller went on
-     * past a short answer, see {@link FileState#gapEndingAt}) waits at the front of the queue while the gap
-     * is filled, as a request of this server's own that answers no one.
+     * past a short answer, see {@link FileState#gapEndingAt}) waits at the front of the queue while blocks are
+     * reserved for the gap.
      */
-    private void serveOrFill(FileActor.Command m) {
-        FileActor.Command now = m;
-        if (m instanceof FileActor.GetBlocks g && g.create()) {
-            long gap = file.gapEndingAt(g.logicalBlock());
-            if (gap >= 0) {
+    private void serveOrReserve(FileActor.Command m) {
+        try {
+            FileAllocation.Step s = m instanceof FileActor.GetBlocks g && g.create() ? startGapReservation(g.logicalBlock()) : null;
+            if (s != null) {
                 if (waiting == null) waiting = new ArrayDeque<>(4);
                 waiting.addFirst(m);
-                now = new FileActor.GetBlocks(gap, (int) (g.logicalBlock() - gap), true, null);
+                filling = true;
+                step(s);
+                return;
             }
-        }
-        try {
-            serve(now);
+            serve(m);
         } catch (RuntimeException e) {
-            fault(now, e);
+            fault(m, e);
         }
+    }
+
+    /**
+     * When the file's gap ends at {@code logical}, starts reserving blocks for it: answers the step to take
+     * (a group to ask) while the request at {@code logical} waits, or null when it is over at once or there is
+     * no gap.
+     */
+    private FileAllocation.Step startGapReservation(long logical) {
+        long gap = file.gapEndingAt(logical);
+        if (gap < 0) return null;
+        Extent old = file.dropGapReservation(); // one reservation at a time: an older one is given back
+        if (old != null) unclaim(old);
+        if (file.lookup(gap, 1) != null) { // mapped meanwhile: nothing to reserve
+            file.clearGap();
+            return null;
+        }
+        steps = FileAllocation.reserving(file, policy, volume, preallocMin, this, gap, (int) (logical - gap));
+        FileAllocation.Step s = steps.start();
+        if (s instanceof FileAllocation.Answer) { // refused at once: the request answers for itself
+            gapReserved();
+            return null;
+        }
+        return s;
+    }
+
+    /** The gap's reservation is over, made or not: the gap is forgotten. */
+    private void gapReserved() {
+        steps = null;
+        file.clearGap();
     }
 
     /**
@@ -333,7 +362,7 @@ final class FileServer implements FileAllocation.Groups {
             file.releaseMapped(); // the runs mapped before the fault stay mapped, and are recorded
             AllocationException failed = new AllocationException.Failed("file " + file.name + ": " + what + " failed: " + e);
             if (m != null) refuse(m, failed);
-            if (allocating != null && allocating != m) refuse(allocating, failed);
+            if (allocating != null && allocating != m) allocating.replyTo().tell(Reply.fail(failed));
             if (batch != null && batch != m) batch.replyTo().tell(Reply.fail(failed));
             if (releasing != null) {
                 if (!releasing.committing)
@@ -344,6 +373,7 @@ final class FileServer implements FileAllocation.Groups {
             batch = null;
             steps = null;
             releasing = null;
+            filling = batchFilling = false;
         }
     }
 
@@ -364,7 +394,7 @@ final class FileServer implements FileAllocation.Groups {
     // ---- getBlocks ------------------------------------------------------------------------------------
 
     private void onGetBlocks(FileActor.GetBlocks m) {
-        if (m.replyTo() != null) volume.countMessage(); // a gap fill is no message
+        volume.countMessage();
         Reply<BlockRun> now = FileAllocation.atOnce(file, m.logicalBlock(), m.maxBlocks(), m.create());
         if (now != null) {
             answer(m, now);
@@ -399,15 +429,18 @@ final class FileServer implements FileAllocation.Groups {
                         + " of the batch is null")));
                 return;
             }
-            // A request that starts where the file's gap ends waits while the gap is filled (see serveOrFill).
-            long gap = r.create() ? file.gapEndingAt(r.logicalBlock()) : -1;
-            batchFilling = gap >= 0;
-            batchCurrent = batchFilling ? MapRequest.allocate(gap, (int) (r.logicalBlock() - gap)) : r;
-            MapRequest c = batchCurrent;
-            Reply<BlockRun> now = FileAllocation.atOnce(file, c.logicalBlock(), c.maxBlocks(), c.create());
+            // A request that starts where the file's gap ends waits while blocks are reserved for the gap.
+            FileAllocation.Step reserving = r.create() && !batchFilling ? startGapReservation(r.logicalBlock()) : null;
+            if (reserving != null) {
+                batchFilling = true;
+                step(reserving); // the group's answer comes back through step, which goes on here
+                return;
+            }
+            batchFilling = false;
+            Reply<BlockRun> now = FileAllocation.atOnce(file, r.logicalBlock(), r.maxBlocks(), r.create());
             if (now == null) {
-                steps = new FileAllocation(file, policy, volume, preallocMin, this, c.logicalBlock(), c.maxBlocks(),
-                        c.create());
+                steps = new FileAllocation(file, policy, volume, preallocMin, this, r.logicalBlock(), r.maxBlocks(),
+                        r.create());
                 FileAllocation.Step s = steps.start();
                 if (!(s instanceof FileAllocation.Answer a)) {
                     step(s);
@@ -420,13 +453,10 @@ final class FileServer implements FileAllocation.Groups {
         endBatch(Reply.ok(List.copyOf(batchRuns)));
     }
 
-    /** Takes one request's answer (a gap fill's is only noted); false when it ended the batch. */
+    /** Takes one request's answer; false when it ended the batch. */
     private boolean batchAnswer(Reply<BlockRun> reply) {
-        file.answered(batchCurrent.logicalBlock(), batchCurrent.maxBlocks(), batchCurrent.create(), reply);
-        if (batchFilling) {
-            batchFilling = false;
-            return true; // failed or not, the request it stood before is served next, and answers for itself
-        }
+        MapRequest r = batch.requests().get(batchRuns.size());
+        file.answered(r.logicalBlock(), r.maxBlocks(), r.create(), reply);
         if (!reply.isOk()) {
             AllocationException e = reply.error();
             endBatch(Reply.fail(batch.requests().size() == 1 ? e : withIndex(e, batchRuns.size(), batch.requests().size())));
@@ -466,7 +496,17 @@ final class FileServer implements FileAllocation.Groups {
             return;
         }
         if (batch != null) {
-            if (batchAnswer(((FileAllocation.Answer) s).reply())) runBatch();
+            if (batchFilling) { // the reservation is over, made or not; the request it stood before is next
+                gapReserved();
+                runBatch();
+            } else if (batchAnswer(((FileAllocation.Answer) s).reply())) {
+                runBatch();
+            }
+            return;
+        }
+        if (filling) { // the request waiting at the front of the queue is served next (drain)
+            filling = false;
+            gapReserved();
             return;
         }
         FileActor.GetBlocks m = allocating;
@@ -477,7 +517,7 @@ final class FileServer implements FileAllocation.Groups {
 
     private void answer(FileActor.GetBlocks m, Reply<BlockRun> reply) {
         file.answered(m.logicalBlock(), m.maxBlocks(), m.create(), reply);
-        if (m.replyTo() != null) m.replyTo().tell(reply);
+        m.replyTo().tell(reply);
     }
 
     // ---- blocks leaving the file ------------------------------------------------------------------------
@@ -574,8 +614,16 @@ final class FileServer implements FileAllocation.Groups {
             return;
         }
         // ext3_release_file: the last writer's close drops the window. The preallocation goes back first, and
-        // its group answers the close once the blocks are free again.
+        // its group answers the close once the blocks are free again. A gap's reservation goes back too; it
+        // lies in the preallocation's group (they came from one allocation) unless that ran out and another
+        // came from elsewhere since.
+        Extent gapRes = file.dropGapReservation();
         Extent pre = file.dropPrealloc();
+        if (pre == null) {
+            pre = gapRes;
+        } else if (gapRes != null) {
+            unclaim(gapRes);
+        }
         int windowGroup = file.windowGroup;
         boolean together = pre != null && windowGroup == geometry.groupOf(pre.start()); // one message does both
         if (windowGroup >= 0 && !together) discardWindow(windowGroup, file.id);
@@ -596,7 +644,7 @@ final class FileServer implements FileAllocation.Groups {
     private void onHeld(FileActor.Held m) {
         volume.countMessage();
         List<Extent> held = new ArrayList<>(file.extents());
-        if (file.preBlocks > 0) held.add(new Extent(file.prePhysical, file.preBlocks));
+        held.addAll(file.preallocated());
         m.replyTo().tell(Reply.ok(held));
     }
 
@@ -606,9 +654,9 @@ final class FileServer implements FileAllocation.Groups {
         file.windowGoalBlocks = policy.initialWindowBlocks();
     }
 
+    /** Gives back the preallocation and a gap's reservation. */
     private void dropPrealloc() {
-        Extent e = file.dropPrealloc();
-        if (e != null) unclaim(e);
+        for (Extent e : file.dropPreallocations()) unclaim(e);
     }
 
     private void discardWindow() {

@@ -281,8 +281,8 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         s.shutdown(new AllocationException.Failed("the actor of file " + s.file.name + " stopped unexpectedly"));
         if (s.file.writers > 0) volume.fileClosed(s.file.homeGroup);
         s.file.writers = 0;
-        Extent pre = s.file.dropPrealloc();
-        if (pre != null) groups.get(volume.geometry().groupOf(pre.start())).tell(new GroupActor.Unclaim(pre));
+        for (Extent pre : s.file.dropPreallocations())
+            groups.get(volume.geometry().groupOf(pre.start())).tell(new GroupActor.Unclaim(pre));
         if (s.file.windowGroup >= 0) groups.get(s.file.windowGroup).tell(new GroupActor.DiscardWindow(s.file.id));
         s.file.windowDiscarded();
     }
@@ -353,9 +353,8 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
                 alsoFrom.add(s.ownActor);
                 continue;
             }
-            if (s.file.preBlocks == 0) continue;
-            Extent e = s.takePreallocation();
-            if (e != null) returned.add(e);
+            if (s.file.preBlocks == 0 && s.file.gapResBlocks == 0) continue;
+            returned.addAll(s.takePreallocation());
         }
         m.replyTo().tell(new PreallocationDrop.Returned(getContext().getSelf(), returned, alsoFrom));
     }

@@ -78,6 +78,12 @@ public final class FileState {
     long preLogical = -1;
     long prePhysical = -1;
     int preBlocks;
+    // A gap's reservation: blocks claimed for the part of a request answered short, [gapResLogical,
+    // +gapResBlocks), when the caller went on past it (see gapEndingAt). Not mapped: the caller's own request for
+    // that part takes them, as it would the preallocation; given back with the preallocation otherwise.
+    long gapResLogical = -1;
+    long gapResPhysical = -1;
+    int gapResBlocks;
 
     // The part of the last allocating getBlocks left unanswered: it asked for [logical, gapEnd) and got a
     // shorter run (its window or group ended), so the caller asks again at gapStart, or has already gone on.
@@ -350,9 +356,10 @@ public final class FileState {
     /**
      * Where the gap starts when an allocating getBlocks at {@code logical} begins right where the gap ends:
      * the caller went on past the part of its last request that was answered short, as a caller with
-     * several requests in flight (or in one batch) does before it sees the short answer. Its host fills the
-     * gap first, so the blocks follow each other on disk as they do for a caller that asks again at once,
-     * instead of the gap landing after the next request's run. -1 when there is no such gap.
+     * several requests in flight (or in one batch) does before it sees the short answer. Its host reserves
+     * blocks for the gap first ({@link #reserveGap}), so the blocks follow each other on disk as they do for a
+     * caller that asks again at once, instead of the gap landing after the next request's run. -1 when there
+     * is no such gap.
      */
     long gapEndingAt(long logical) {
         return gapEnd == logical && gapStart >= 0 && gapStart < gapEnd ? gapStart : -1;
@@ -362,8 +369,20 @@ public final class FileState {
         gapStart = gapEnd = -1;
     }
 
-    /** Maps up to {@code count} blocks at {@code logical} from the preallocation; null if it does not continue there. */
+    /**
+     * Maps up to {@code count} blocks at {@code logical} from the preallocation, or from a gap's reservation
+     * that starts there; null if neither does.
+     */
     public BlockRun takePrealloc(long logical, int count) {
+        if (gapResBlocks > 0 && logical == gapResLogical) {
+            int n = Math.min(count, gapResBlocks);
+            long physical = gapResPhysical;
+            map(logical, physical, n);
+            gapResLogical += n;
+            gapResPhysical += n;
+            gapResBlocks -= n;
+            return new BlockRun(logical, physical, n, true, true);
+        }
         if (preBlocks == 0 || logical != preLogical) return null;
         int n = Math.min(count, preBlocks);
         long physical = prePhysical;
@@ -372,6 +391,30 @@ public final class FileState {
         prePhysical += n;
         preBlocks -= n;
         return new BlockRun(logical, physical, n, true, true);
+    }
+
+    /** Gives up a gap's reservation; answers it (to be freed in its group), or null when there is none. */
+    public Extent dropGapReservation() {
+        if (gapResBlocks == 0) return null;
+        Extent e = new Extent(gapResPhysical, gapResBlocks);
+        gapResBlocks = 0;
+        gapResLogical = gapResPhysical = -1;
+        return e;
+    }
+
+    /** Gives up the preallocation and a gap's reservation: what to free, in their groups (empty when none). */
+    public List<Extent> dropPreallocations() {
+        Extent gap = dropGapReservation(), pre = dropPrealloc();
+        if (gap == null) return pre == null ? List.of() : List.of(pre);
+        return pre == null ? List.of(gap) : List.of(gap, pre);
+    }
+
+    /** The blocks held unmapped: a gap's reservation and the preallocation. */
+    List<Extent> preallocated() {
+        List<Extent> out = new ArrayList<>(2);
+        if (gapResBlocks > 0) out.add(new Extent(gapResPhysical, gapResBlocks));
+        if (preBlocks > 0) out.add(new Extent(prePhysical, preBlocks));
+        return out;
     }
 
     /** Gives up the preallocation; answers it (to be freed in its group), or null when there is none. */
@@ -410,6 +453,23 @@ public final class FileState {
             preBlocks = blocks - mapped;
         }
         return new BlockRun(logical, physical, mapped, true, true);
+    }
+
+    /**
+     * Keeps the first {@code count} blocks of a fresh run as the reservation for the gap at {@code logical}
+     * (not mapped; the slot is empty: the host gave back any earlier one), the rest as preallocation after it.
+     */
+    BlockRun reserveGap(long logical, int count, long physical, int blocks) {
+        int n = Math.min(count, blocks);
+        gapResLogical = logical;
+        gapResPhysical = physical;
+        gapResBlocks = n;
+        if (blocks > n) {
+            preLogical = logical + n;
+            prePhysical = physical + n;
+            preBlocks = blocks - n;
+        }
+        return new BlockRun(logical, physical, n, true, true);
     }
 
     /** The physical extents that {@link #truncate} at {@code fromLogical} would release; changes nothing. */

@@ -129,17 +129,30 @@ public final class GlobalLockAllocator implements BlockAllocator {
 
     /**
      * getBlocks under the lock: the same {@link FileAllocation} steps as a file actor, as direct calls; a
-     * request that starts where the file's gap ends fills the gap first, as the actors do
+     * request that starts where the file's gap ends has blocks reserved for the gap first, as the actors do
      * ({@link FileState#gapEndingAt}).
      */
     public BlockRun getBlocks(FileState f, long logical, int max, boolean create) {
         lock.lock();
         try {
-            for (long gap; create && (gap = f.gapEndingAt(logical)) >= 0; )
-                answered(f, gap, (int) (logical - gap), true); // a refusal clears the gap: the request answers for itself
+            if (create) reserveGapLocked(f, logical);
             return answered(f, logical, max, create).get();
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** Reserves blocks for the file's gap when it ends at {@code logical}; a refusal leaves the request its own answer. */
+    private void reserveGapLocked(FileState f, long logical) {
+        long gap = f.gapEndingAt(logical);
+        if (gap < 0) return;
+        Extent old = f.dropGapReservation(); // one reservation at a time
+        if (old != null) effects.unclaim(old);
+        try {
+            if (f.lookup(gap, 1) == null)
+                run(FileAllocation.reserving(f, policy, volume, preallocMin, effects, gap, (int) (logical - gap)));
+        } finally {
+            f.clearGap();
         }
     }
 
@@ -157,7 +170,11 @@ public final class GlobalLockAllocator implements BlockAllocator {
     private Reply<BlockRun> getBlocksLocked(FileState f, long logical, int max, boolean create) {
         Reply<BlockRun> now = FileAllocation.atOnce(f, logical, max, create);
         if (now != null) return now;
-        FileAllocation a = new FileAllocation(f, policy, volume, preallocMin, effects, logical, max, create);
+        return run(new FileAllocation(f, policy, volume, preallocMin, effects, logical, max, create));
+    }
+
+    /** Takes {@code a}'s steps to their answer. */
+    private Reply<BlockRun> run(FileAllocation a) {
         FileAllocation.Step s = a.start();
         while (true) {
             if (s instanceof FileAllocation.Ask ask) {
@@ -177,10 +194,10 @@ public final class GlobalLockAllocator implements BlockAllocator {
     private long dropPreallocationsLocked() {
         long freed = 0;
         for (FileState f : files.values()) {
-            Extent e = f.dropPrealloc();
-            if (e == null) continue;
-            effects.unclaim(e);
-            freed += e.blocks();
+            for (Extent e : f.dropPreallocations()) {
+                effects.unclaim(e);
+                freed += e.blocks();
+            }
         }
         return freed;
     }
@@ -245,9 +262,9 @@ public final class GlobalLockAllocator implements BlockAllocator {
     }
 
 
+    /** Gives back the file's preallocation and a gap's reservation. */
     private void dropPrealloc(FileState f) {
-        Extent e = f.dropPrealloc();
-        if (e != null) effects.unclaim(e);
+        for (Extent e : f.dropPreallocations()) effects.unclaim(e);
     }
 
     /** Every file's extents, for checks. */

@@ -48,6 +48,8 @@ class FilePathContractTest {
         /** Extents of {@code blocks} in all, through the extent interface. */
         List<Extent> allocate(long blocks);
 
+        void closeFile(String file);
+
         @Override
         void close();
     }
@@ -83,6 +85,7 @@ class FilePathContractTest {
         public long freeBlocks() { return call(a.freeBlocks()); }
         public List<BlockRun> batch(String f, List<MapRequest> r) { return call(a.getBlocks(f, r)); }
         public List<Extent> allocate(long blocks) { return call(a.allocate(blocks, 1, blocks, 0)); }
+        public void closeFile(String f) { call(a.close(f)); }
 
         public List<BlockRun> pipelined(String f, List<MapRequest> requests) {
             List<java.util.concurrent.CompletionStage<BlockRun>> sent = new ArrayList<>();
@@ -230,6 +233,41 @@ class FilePathContractTest {
                 assertTrue(r.blocks() > 0);
                 l += r.blocks();
             }
+        }
+    }
+
+    /**
+     * The blocks kept for the rest of a short answer are the file's only if the caller asks for them: a caller
+     * that leaves the hole (and never learns of those blocks) finds a hole there, and its close gives them back.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("implementations")
+    void aGapTheCallerNeverAsksForStaysAHoleAndItsBlocksGoBackAtClose(String name, Function<Geometry, Files> impl) {
+        try (Files f = impl.apply(Geometry.of(4096, 8 * 8192, 8192))) {
+            long free = f.freeBlocks();
+            f.open("/f");
+            List<MapRequest> appends = new ArrayList<>();
+            for (long l = 0; l < 3 * 8192; l += 256) appends.add(MapRequest.allocate(l, 256));
+            long mapped = 0;
+            List<long[]> holes = new ArrayList<>();
+            for (int i = 0; i < appends.size(); i += 10) {
+                List<MapRequest> some = appends.subList(i, Math.min(appends.size(), i + 10));
+                List<BlockRun> runs = f.batch("/f", some);
+                for (int k = 0; k < runs.size(); k++) {
+                    mapped += runs.get(k).blocks();
+                    long end = some.get(k).logicalBlock() + some.get(k).maxBlocks();
+                    long got = runs.get(k).logicalStart() + runs.get(k).blocks();
+                    if (got < end) holes.add(new long[] {got, end - got});
+                }
+            }
+            assertTrue(holes.size() >= 2, "group boundaries left holes");
+            for (long[] h : holes)
+                assertTrue(f.getBlocks("/f", h[0], (int) h[1], false).isHole(), "nothing mapped at " + h[0]);
+            long inFile = 0;
+            for (Extent e : f.extents("/f")) inFile += e.blocks();
+            assertEquals(mapped, inFile, "the file holds what its answers said, no more");
+            f.closeFile("/f");
+            assertEquals(free - mapped, f.freeBlocks(), "the close gave back the preallocation and the reservation");
         }
     }
 
