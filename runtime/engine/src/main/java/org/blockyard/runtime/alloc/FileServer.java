@@ -330,9 +330,9 @@ final class FileServer implements FileAllocation.Groups {
     private FileAllocation.Step startGapReservation(long logical) {
         long gap = file.gapEndingAt(logical);
         if (gap < 0) return null;
-        Extent old = file.dropGapReservation(); // one reservation at a time: an older one is given back
+        Extent old = file.reservationToGiveBack(); // as many as a file keeps: the oldest goes back
         if (old != null) unclaim(old);
-        if (file.lookup(gap, 1) != null) { // mapped meanwhile: nothing to reserve
+        if (file.lookup(gap, 1) != null || file.reservedAt(gap)) { // mapped or reserved already: nothing to do
             file.clearGap();
             return null;
         }
@@ -614,16 +614,12 @@ final class FileServer implements FileAllocation.Groups {
             return;
         }
         // ext3_release_file: the last writer's close drops the window. The preallocation goes back first, and
-        // its group answers the close once the blocks are free again. A gap's reservation goes back too; it
-        // lies in the preallocation's group (they came from one allocation) unless that ran out and another
-        // came from elsewhere since.
-        Extent gapRes = file.dropGapReservation();
+        // its group answers the close once the blocks are free again. The gaps' reservations go back before it
+        // (to their groups, in order with the close's message when they share its group, as the newest does).
+        List<Extent> reserved = new ArrayList<>(file.dropReservations());
         Extent pre = file.dropPrealloc();
-        if (pre == null) {
-            pre = gapRes;
-        } else if (gapRes != null) {
-            unclaim(gapRes);
-        }
+        if (pre == null && !reserved.isEmpty()) pre = reserved.remove(reserved.size() - 1);
+        for (Extent e : reserved) unclaim(e);
         int windowGroup = file.windowGroup;
         boolean together = pre != null && windowGroup == geometry.groupOf(pre.start()); // one message does both
         if (windowGroup >= 0 && !together) discardWindow(windowGroup, file.id);

@@ -353,7 +353,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
                 alsoFrom.add(s.ownActor);
                 continue;
             }
-            if (s.file.preBlocks == 0 && s.file.gapResBlocks == 0) continue;
+            if (!s.file.holdsUnmapped()) continue;
             returned.addAll(s.takePreallocation());
         }
         m.replyTo().tell(new PreallocationDrop.Returned(getContext().getSelf(), returned, alsoFrom));

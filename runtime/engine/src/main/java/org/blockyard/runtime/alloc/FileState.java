@@ -78,12 +78,15 @@ public final class FileState {
     long preLogical = -1;
     long prePhysical = -1;
     int preBlocks;
-    // A gap's reservation: blocks claimed for the part of a request answered short, [gapResLogical,
-    // +gapResBlocks), when the caller went on past it (see gapEndingAt). Not mapped: the caller's own request for
-    // that part takes them, as it would the preallocation; given back with the preallocation otherwise.
-    long gapResLogical = -1;
-    long gapResPhysical = -1;
-    int gapResBlocks;
+    // Gaps' reservations, oldest first, each {logical, physical, blocks}: blocks claimed for the part of a
+    // request answered short when the caller went on past it (see gapEndingAt). Not mapped: the caller's own
+    // request for that part takes them, as it would the preallocation; given back with the preallocation
+    // otherwise. Null until the first. A caller with many requests in flight has a gap per window end among
+    // them; past MAX_GAP_RESERVATIONS the oldest goes back.
+    private ArrayList<long[]> reservations;
+
+    /** Gaps' reservations a file keeps at most. */
+    static final int MAX_GAP_RESERVATIONS = 64;
 
     // The part of the last allocating getBlocks left unanswered: it asked for [logical, gapEnd) and got a
     // shorter run (its window or group ended), so the caller asks again at gapStart, or has already gone on.
@@ -374,16 +377,7 @@ public final class FileState {
      * that starts there; null if neither does.
      */
     public BlockRun takePrealloc(long logical, int count) {
-        if (gapResBlocks > 0 && logical == gapResLogical) {
-            int n = Math.min(count, gapResBlocks);
-            long physical = gapResPhysical;
-            map(logical, physical, n);
-            gapResLogical += n;
-            gapResPhysical += n;
-            gapResBlocks -= n;
-            return new BlockRun(logical, physical, n, true, true);
-        }
-        if (preBlocks == 0 || logical != preLogical) return null;
+        if (preBlocks == 0 || logical != preLogical) return reservations == null ? null : takeReserved(logical, count);
         int n = Math.min(count, preBlocks);
         long physical = prePhysical;
         map(logical, physical, n);
@@ -393,26 +387,62 @@ public final class FileState {
         return new BlockRun(logical, physical, n, true, true);
     }
 
-    /** Gives up a gap's reservation; answers it (to be freed in its group), or null when there is none. */
-    public Extent dropGapReservation() {
-        if (gapResBlocks == 0) return null;
-        Extent e = new Extent(gapResPhysical, gapResBlocks);
-        gapResBlocks = 0;
-        gapResLogical = gapResPhysical = -1;
-        return e;
+    private BlockRun takeReserved(long logical, int count) {
+        for (int i = 0; i < reservations.size(); i++) {
+            long[] r = reservations.get(i);
+            if (r[0] != logical) continue;
+            int n = (int) Math.min(count, r[2]);
+            long physical = r[1];
+            map(logical, physical, n);
+            r[0] += n;
+            r[1] += n;
+            r[2] -= n;
+            if (r[2] == 0) reservations.remove(i);
+            return new BlockRun(logical, physical, n, true, true);
+        }
+        return null;
     }
 
-    /** Gives up the preallocation and a gap's reservation: what to free, in their groups (empty when none). */
+    /** Whether a gap's reservation starts at {@code logical}. */
+    boolean reservedAt(long logical) {
+        if (reservations != null) for (long[] r : reservations) if (r[0] == logical) return true;
+        return false;
+    }
+
+    /** The oldest gap's reservation when the file holds as many as it keeps (to be freed in its group), else null. */
+    Extent reservationToGiveBack() {
+        if (reservations == null || reservations.size() < MAX_GAP_RESERVATIONS) return null;
+        long[] r = reservations.remove(0);
+        return new Extent(r[1], r[2]);
+    }
+
+    /** Gives up every gap's reservation: what to free, in their groups (empty when none). */
+    public List<Extent> dropReservations() {
+        if (reservations == null || reservations.isEmpty()) return List.of();
+        List<Extent> out = new ArrayList<>(reservations.size());
+        for (long[] r : reservations) out.add(new Extent(r[1], r[2]));
+        reservations.clear();
+        return out;
+    }
+
+    /** Gives up the preallocation and the gaps' reservations: what to free, in their groups (empty when none). */
     public List<Extent> dropPreallocations() {
-        Extent gap = dropGapReservation(), pre = dropPrealloc();
-        if (gap == null) return pre == null ? List.of() : List.of(pre);
-        return pre == null ? List.of(gap) : List.of(gap, pre);
+        Extent pre = dropPrealloc();
+        if (reservations == null || reservations.isEmpty()) return pre == null ? List.of() : List.of(pre);
+        List<Extent> out = new ArrayList<>(dropReservations());
+        if (pre != null) out.add(pre);
+        return out;
     }
 
-    /** The blocks held unmapped: a gap's reservation and the preallocation. */
+    /** Whether the file holds blocks unmapped: a preallocation or a gap's reservation. */
+    boolean holdsUnmapped() {
+        return preBlocks > 0 || reservations != null && !reservations.isEmpty();
+    }
+
+    /** The blocks held unmapped: the gaps' reservations and the preallocation. */
     List<Extent> preallocated() {
         List<Extent> out = new ArrayList<>(2);
-        if (gapResBlocks > 0) out.add(new Extent(gapResPhysical, gapResBlocks));
+        if (reservations != null) for (long[] r : reservations) out.add(new Extent(r[1], r[2]));
         if (preBlocks > 0) out.add(new Extent(prePhysical, preBlocks));
         return out;
     }
@@ -457,13 +487,12 @@ public final class FileState {
 
     /**
      * Keeps the first {@code count} blocks of a fresh run as the reservation for the gap at {@code logical}
-     * (not mapped; the slot is empty: the host gave back any earlier one), the rest as preallocation after it.
+     * (not mapped; the host made room, see {@link #reservationToGiveBack}), the rest as preallocation after it.
      */
     BlockRun reserveGap(long logical, int count, long physical, int blocks) {
         int n = Math.min(count, blocks);
-        gapResLogical = logical;
-        gapResPhysical = physical;
-        gapResBlocks = n;
+        if (reservations == null) reservations = new ArrayList<>(4);
+        reservations.add(new long[] {logical, physical, n});
         if (blocks > n) {
             preLogical = logical + n;
             prePhysical = physical + n;

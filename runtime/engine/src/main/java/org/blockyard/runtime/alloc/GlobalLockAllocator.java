@@ -146,10 +146,10 @@ public final class GlobalLockAllocator implements BlockAllocator {
     private void reserveGapLocked(FileState f, long logical) {
         long gap = f.gapEndingAt(logical);
         if (gap < 0) return;
-        Extent old = f.dropGapReservation(); // one reservation at a time
+        Extent old = f.reservationToGiveBack(); // as many as a file keeps: the oldest goes back
         if (old != null) effects.unclaim(old);
         try {
-            if (f.lookup(gap, 1) == null)
+            if (f.lookup(gap, 1) == null && !f.reservedAt(gap))
                 run(FileAllocation.reserving(f, policy, volume, preallocMin, effects, gap, (int) (logical - gap)));
         } finally {
             f.clearGap();

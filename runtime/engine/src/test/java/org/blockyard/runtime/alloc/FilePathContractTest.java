@@ -175,12 +175,14 @@ class FilePathContractTest {
         List<String> files = List.of("/a", "/b");
         List<MapRequest> appends = new ArrayList<>();
         for (long l = 0; l < size; l += chunk) appends.add(MapRequest.allocate(l, chunk));
-        try (Files sync = impl.apply(g); Files batched = impl.apply(g); Files piped = impl.apply(g)) {
+        try (Files sync = impl.apply(g); Files batched = impl.apply(g); Files piped = impl.apply(g);
+             Files deep = impl.apply(g)) {
             int shortAnswers = 0;
             for (String f : files) {
                 sync.open(f);
                 batched.open(f);
                 piped.open(f);
+                deep.open(f);
             }
             // Ten at a time: a group's 8,190 data blocks end inside a request, and that request is never the
             // last of its ten, so the one after it goes out before the short answer is seen.
@@ -196,12 +198,15 @@ class FilePathContractTest {
                     askRest(piped, f, some, piped.pipelined(f, some));
                 }
             }
+            // Every request of a file in flight at once: each group boundary leaves a gap, all asked for at the end.
+            for (String f : files) askRest(deep, f, appends, deep.pipelined(f, appends));
             assertTrue(shortAnswers >= 20, "group boundaries cut requests short: " + shortAnswers);
             for (String f : files) {
                 List<BlockRun> layout = mapping(sync, f, size);
                 assertTrue(layout.size() <= 13, "one run per group (the bitmap blocks part them): " + layout);
                 assertEquals(layout, mapping(batched, f, size), f + " in batches of 10");
                 assertEquals(layout, mapping(piped, f, size), f + " with 10 requests in flight");
+                assertEquals(layout, mapping(deep, f, size), f + " with all its requests in flight");
             }
         }
     }
