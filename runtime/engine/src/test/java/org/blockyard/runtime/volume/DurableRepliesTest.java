@@ -72,6 +72,47 @@ class DurableRepliesTest {
         }
     }
 
+    /**
+     * Many replies waiting for the journal cost one wake-up: only the head's promise is watched, and when a
+     * commit makes the head and the replies behind it durable, one message hands them all on.
+     */
+    @Test
+    void onlyTheHeadsPromiseIsWatched() {
+        ActorTestKit kit = ActorTestKit.create();
+        try {
+            List<CompletableFuture<Void>> made = new CopyOnWriteArrayList<>();
+            TestProbe<Reply<?>> client = kit.createTestProbe();
+            ActorRef<Reply<?>> replies = kit.spawn(DurableReplies.create(() -> {
+                CompletableFuture<Void> f = new CompletableFuture<>();
+                made.add(f);
+                return f;
+            }, client.getRef())).narrow();
+            for (int i = 0; i < 100; i++) replies.tell(Reply.ok(i));
+            client.awaitAssert(() -> {
+                assertEquals(100, made.size());
+                return null;
+            });
+            client.awaitAssert(() -> {
+                assertEquals(1, made.get(0).getNumberOfDependents(), "the head is watched");
+                return null;
+            });
+            for (int i = 1; i < 100; i++) assertEquals(0, made.get(i).getNumberOfDependents(), "reply " + i + " is not");
+            for (int i = 99; i >= 60; i--) made.get(i).complete(null); // a later commit's, before the head's
+            client.expectNoMessage(Duration.ofMillis(100));
+            for (int i = 0; i < 50; i++) made.get(i).complete(null);
+            for (int i = 0; i < 50; i++) assertEquals(i, client.receiveMessage().value());
+            client.expectNoMessage(Duration.ofMillis(100)); // 50 to 59 are not durable yet
+            client.awaitAssert(() -> {
+                assertEquals(1, made.get(50).getNumberOfDependents(), "the new head is watched");
+                return null;
+            });
+            for (int i = 50; i < 60; i++) made.get(i).complete(null);
+            for (int i = 50; i < 100; i++) assertEquals(i, client.receiveMessage().value());
+        } finally {
+            kit.shutdownTestKit();
+        }
+    }
+
     @Test
     void runsAnActorClientWasToldOfSurviveACrash() throws Exception {
         Path image = Volumes.make(dir, 4);
