@@ -35,17 +35,23 @@ class DurableRepliesTest {
     @TempDir
     Path dir;
 
+    /** Acknowledgements for {@code client} whose journal hands out a new promise per reply, kept in {@code made}. */
+    private static ActorRef<Reply<?>> withPromises(ActorTestKit kit, List<CompletableFuture<Void>> made,
+                                                   TestProbe<Reply<?>> client) {
+        return kit.spawn(DurableReplies.create(() -> {
+            CompletableFuture<Void> f = new CompletableFuture<>();
+            made.add(f);
+            return f;
+        }, client.getRef())).narrow();
+    }
+
     @Test
     void repliesAreHandedOnOnlyOnceDurableAndInTheOrderTheyArrived() {
         ActorTestKit kit = ActorTestKit.create();
         try {
             List<CompletableFuture<Void>> made = new CopyOnWriteArrayList<>();
             TestProbe<Reply<?>> client = kit.createTestProbe();
-            ActorRef<Reply<?>> replies = kit.spawn(DurableReplies.create(() -> {
-                CompletableFuture<Void> f = new CompletableFuture<>();
-                made.add(f);
-                return f;
-            }, client.getRef())).narrow();
+            ActorRef<Reply<?>> replies = withPromises(kit, made, client);
             replies.tell(Reply.ok(1));
             replies.tell(Reply.ok(2));
             replies.tell(Reply.fail(new AllocationException.InvalidRequest("refused, nothing changed")));
@@ -82,11 +88,7 @@ class DurableRepliesTest {
         try {
             List<CompletableFuture<Void>> made = new CopyOnWriteArrayList<>();
             TestProbe<Reply<?>> client = kit.createTestProbe();
-            ActorRef<Reply<?>> replies = kit.spawn(DurableReplies.create(() -> {
-                CompletableFuture<Void> f = new CompletableFuture<>();
-                made.add(f);
-                return f;
-            }, client.getRef())).narrow();
+            ActorRef<Reply<?>> replies = withPromises(kit, made, client);
             for (int i = 0; i < 100; i++) replies.tell(Reply.ok(i));
             client.awaitAssert(() -> {
                 assertEquals(100, made.size());
