@@ -79,6 +79,8 @@ public final class TiobenchCommand implements Callable<Integer> {
         Report.table(out, rows, Report.columns("policy", "writers", "file_size_bytes", "chunk_blocks",
                 "callers", "depth", "batch", "extents_per_file_mean", "ideal_extents_per_file", "mean_extent_blocks",
                 Latency.columns("alloc_latency_us"), "allocs_per_s", "blocks_per_s", "messages", "heap_bytes_per_alloc",
-                "elapsed_s", DurableSide.columns(rows, "allocs")));
+                "elapsed_s", DurableSide.columns(rows, "allocs"),
+                rows.stream().anyMatch(r -> r.containsKey("durable_extents_per_file_mean"))
+                        ? List.of("durable_extents_per_file_mean") : List.of()));
     }
 }
