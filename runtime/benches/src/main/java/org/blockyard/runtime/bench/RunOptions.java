@@ -88,7 +88,8 @@ public final class RunOptions {
             for (int i = 0; i < runs; i++) {
                 for (int k = 0; k < names.size(); k++) {
                     status(progress(done, total, names.get(k)));
-                    all.get(k).add(run.apply(names.get(k)));
+                    String policy = names.get(k);
+                    all.get(k).add(withJit(() -> run.apply(policy)));
                     done++;
                 }
             }
@@ -96,6 +97,20 @@ public final class RunOptions {
         List<Map<String, Object>> rows = new ArrayList<>();
         for (List<Map<String, Object>> runsOfOne : all) rows.add(runs == 1 ? runsOfOne.get(0) : Report.median(runsOfOne));
         return rows;
+    }
+
+    private static final java.lang.management.CompilationMXBean JIT = java.lang.management.ManagementFactory.getCompilationMXBean();
+
+    /**
+     * The run's row with {@code jit_ms}: the time the JIT's compiler threads spent compiling while it ran (their
+     * own CPU time, on cores the run needed too): how far from warm this process still was.
+     */
+    private static Map<String, Object> withJit(java.util.function.Supplier<Map<String, Object>> run) {
+        boolean known = JIT != null && JIT.isCompilationTimeMonitoringSupported();
+        long before = known ? JIT.getTotalCompilationTime() : 0;
+        Map<String, Object> row = run.get();
+        if (known && row != null) row.put("jit_ms", (double) (JIT.getTotalCompilationTime() - before));
+        return row;
     }
 
     private static String progress(int done, int total, String running) {
