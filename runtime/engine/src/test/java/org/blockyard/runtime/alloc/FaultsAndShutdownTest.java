@@ -25,6 +25,7 @@ import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.AllocationPolicy;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.api.alloc.MapRequest;
 
 /** Every call is answered, with a result or a typed error, when actors fail and while the allocator closes. */
 class FaultsAndShutdownTest {
@@ -138,6 +139,58 @@ class FaultsAndShutdownTest {
             assertEquals(free, (long) await(a.freeBlocks()));
             assertEquals(8, await(a.getBlocks("/f", 0, 8, true)).blocks());
             AllocatorChecks.checkInvariants(a, await(a.heldExtents("/f")));
+        }
+    }
+
+    /**
+     * The policy throws while blocks are reserved for the rest of a short answer (its goal for the gap): the
+     * request that waited for the reservation is answered with {@code Failed}, in a batch or on its own, and
+     * the file goes on.
+     */
+    @Test
+    void aPolicyThatThrowsWhileAGapIsReservedFailsTheRequestThatWaitedAndTheFileGoesOn() {
+        // Group 0's data blocks end at logical 4094 of a file homed there: [3840, 4096) gets 254 blocks,
+        // leaving the gap [4094, 4096) before the request at 4096.
+        long gap = 4094;
+        for (boolean batch : new boolean[] {true, false}) {
+            AtomicBoolean armed = new AtomicBoolean(false);
+            AllocationPolicy p = ReservationPolicy.extended();
+            AllocationPolicy throwing = new AllocationPolicy() {
+                @Override public String id() { return "throws-at-the-gap"; }
+                @Override public int initialWindowBlocks() { return p.initialWindowBlocks(); }
+                @Override public int nextWindowBlocks(int previous, long used, long window, int request, int groupData) {
+                    return p.nextWindowBlocks(previous, used, window, request, groupData);
+                }
+                @Override public int homeGroup(String file, Volume volume) { return 0; }
+                @Override public long goal(long logical, long lastLogical, long lastPhysical, long preceding, int home,
+                                           Volume volume) {
+                    if (logical == gap && armed.getAndSet(false)) throw new IllegalStateException("policy bug");
+                    return p.goal(logical, lastLogical, lastPhysical, preceding, home, volume);
+                }
+                @Override public long windowSearchStart(long goal, int windowBlocks, GroupView group) {
+                    return p.windowSearchStart(goal, windowBlocks, group);
+                }
+            };
+            try (ActorBlockAllocator a = ActorBlockAllocator.start(AllocatorSettings.of(geometry, throwing))) {
+                await(a.open("/f"));
+                for (long l = 0; l < 3840; l += 256) assertEquals(256, await(a.getBlocks("/f", l, 256, true)).blocks());
+                armed.set(true);
+                Throwable failed;
+                if (batch) {
+                    failed = refused(AllocationException.Failed.class, a.getBlocks("/f",
+                            List.of(MapRequest.allocate(3840, 256), MapRequest.allocate(4096, 256))));
+                } else {
+                    var first = a.getBlocks("/f", 3840, 256, true); // answered short; the next waits for the gap
+                    var second = a.getBlocks("/f", 4096, 256, true);
+                    assertEquals(254, await(first).blocks());
+                    failed = refused(AllocationException.Failed.class, second);
+                }
+                assertTrue(failed.getMessage().contains("policy bug"), failed.getMessage());
+                assertTrue(!armed.get(), "the gap's goal was asked for");
+                assertEquals(2, await(a.getBlocks("/f", gap, 2, true)).blocks(), "the file goes on: the gap");
+                assertEquals(256, await(a.getBlocks("/f", 4096, 256, true)).blocks(), "and past it");
+                AllocatorChecks.checkInvariants(a, await(a.heldExtents("/f")));
+            }
         }
     }
 
