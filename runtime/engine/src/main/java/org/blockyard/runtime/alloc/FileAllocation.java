@@ -61,13 +61,20 @@ final class FileAllocation {
     }
 
     /**
-     * The allocation of blocks for a file's gap ({@link FileState#gapEndingAt}): the walk of an allocating
-     * getBlocks for it, whose blocks become the gap's reservation instead of being mapped. Its caller has
-     * checked that nothing is mapped at {@code gapStart} and that the file holds no reservation.
+     * The reservation for the file's gap when it ends at {@code logical} ({@link FileState#gapEndingAt}): the walk
+     * of an allocating getBlocks for the gap, whose blocks become its reservation instead of being mapped; null
+     * when there is none to make (no such gap, or its first block is mapped or reserved already). Either way the
+     * gap is forgotten, and a file that holds as many reservations as it keeps gives back its oldest first.
      */
-    static FileAllocation reserving(FileState file, AllocationPolicy policy, VolumeState volume, int preallocMinWindowBlocks,
-                                    Groups groups, long gapStart, int gapBlocks) {
-        return new FileAllocation(file, policy, volume, preallocMinWindowBlocks, groups, gapStart, gapBlocks, true, true);
+    static FileAllocation forGap(FileState file, AllocationPolicy policy, VolumeState volume, int preallocMinWindowBlocks,
+                                 Groups groups, long logical) {
+        long gap = file.gapEndingAt(logical);
+        if (gap < 0) return null;
+        file.clearGap();
+        Extent old = file.reservationToGiveBack();
+        if (old != null) groups.unclaim(old);
+        if (file.lookup(gap, 1) != null || file.reservedAt(gap)) return null;
+        return new FileAllocation(file, policy, volume, preallocMinWindowBlocks, groups, gap, (int) (logical - gap), true, true);
     }
 
     private FileAllocation(FileState file, AllocationPolicy policy, VolumeState volume, int preallocMinWindowBlocks,

@@ -328,27 +328,12 @@ final class FileServer implements FileAllocation.Groups {
      * no gap.
      */
     private FileAllocation.Step startGapReservation(long logical) {
-        long gap = file.gapEndingAt(logical);
-        if (gap < 0) return null;
-        Extent old = file.reservationToGiveBack(); // as many as a file keeps: the oldest goes back
-        if (old != null) unclaim(old);
-        if (file.lookup(gap, 1) != null || file.reservedAt(gap)) { // mapped or reserved already: nothing to do
-            file.clearGap();
-            return null;
-        }
-        steps = FileAllocation.reserving(file, policy, volume, preallocMin, this, gap, (int) (logical - gap));
-        FileAllocation.Step s = steps.start();
-        if (s instanceof FileAllocation.Answer) { // refused at once: the request answers for itself
-            gapReserved();
-            return null;
-        }
+        FileAllocation reserving = FileAllocation.forGap(file, policy, volume, preallocMin, this, logical);
+        if (reserving == null) return null;
+        FileAllocation.Step s = reserving.start();
+        if (s instanceof FileAllocation.Answer) return null; // refused at once: the request answers for itself
+        steps = reserving;
         return s;
-    }
-
-    /** The gap's reservation is over, made or not: the gap is forgotten. */
-    private void gapReserved() {
-        steps = null;
-        file.clearGap();
     }
 
     /**
@@ -497,7 +482,7 @@ final class FileServer implements FileAllocation.Groups {
         }
         if (batch != null) {
             if (batchFilling) { // the reservation is over, made or not; the request it stood before is next
-                gapReserved();
+                steps = null;
                 runBatch();
             } else if (batchAnswer(((FileAllocation.Answer) s).reply())) {
                 runBatch();
@@ -506,7 +491,7 @@ final class FileServer implements FileAllocation.Groups {
         }
         if (filling) { // the request waiting at the front of the queue is served next (drain)
             filling = false;
-            gapReserved();
+            steps = null;
             return;
         }
         FileActor.GetBlocks m = allocating;

@@ -417,7 +417,7 @@ public final class FileState {
     }
 
     /** Gives up every gap's reservation: what to free, in their groups (empty when none). */
-    public List<Extent> dropReservations() {
+    List<Extent> dropReservations() {
         if (reservations == null || reservations.isEmpty()) return List.of();
         List<Extent> out = new ArrayList<>(reservations.size());
         for (long[] r : reservations) out.add(new Extent(r[1], r[2]));
@@ -426,7 +426,7 @@ public final class FileState {
     }
 
     /** Gives up the preallocation and the gaps' reservations: what to free, in their groups (empty when none). */
-    public List<Extent> dropPreallocations() {
+    List<Extent> dropPreallocations() {
         Extent pre = dropPrealloc();
         if (reservations == null || reservations.isEmpty()) return pre == null ? List.of() : List.of(pre);
         List<Extent> out = new ArrayList<>(dropReservations());

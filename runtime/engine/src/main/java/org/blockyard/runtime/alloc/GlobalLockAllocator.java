@@ -135,42 +135,15 @@ public final class GlobalLockAllocator implements BlockAllocator {
     public BlockRun getBlocks(FileState f, long logical, int max, boolean create) {
         lock.lock();
         try {
-            if (create) reserveGapLocked(f, logical);
-            return answered(f, logical, max, create).get();
+            FileAllocation reserving = create ? FileAllocation.forGap(f, policy, volume, preallocMin, effects, logical) : null;
+            if (reserving != null) run(reserving); // a refusal leaves the request its own answer
+            Reply<BlockRun> r = FileAllocation.atOnce(f, logical, max, create);
+            if (r == null) r = run(new FileAllocation(f, policy, volume, preallocMin, effects, logical, max, create));
+            f.answered(logical, max, create, r);
+            return r.get();
         } finally {
             lock.unlock();
         }
-    }
-
-    /** Reserves blocks for the file's gap when it ends at {@code logical}; a refusal leaves the request its own answer. */
-    private void reserveGapLocked(FileState f, long logical) {
-        long gap = f.gapEndingAt(logical);
-        if (gap < 0) return;
-        Extent old = f.reservationToGiveBack(); // as many as a file keeps: the oldest goes back
-        if (old != null) effects.unclaim(old);
-        try {
-            if (f.lookup(gap, 1) == null && !f.reservedAt(gap))
-                run(FileAllocation.reserving(f, policy, volume, preallocMin, effects, gap, (int) (logical - gap)));
-        } finally {
-            f.clearGap();
-        }
-    }
-
-    private Reply<BlockRun> answered(FileState f, long logical, int max, boolean create) {
-        Reply<BlockRun> r;
-        try {
-            r = getBlocksLocked(f, logical, max, create);
-        } catch (AllocationException e) {
-            r = Reply.fail(e);
-        }
-        f.answered(logical, max, create, r);
-        return r;
-    }
-
-    private Reply<BlockRun> getBlocksLocked(FileState f, long logical, int max, boolean create) {
-        Reply<BlockRun> now = FileAllocation.atOnce(f, logical, max, create);
-        if (now != null) return now;
-        return run(new FileAllocation(f, policy, volume, preallocMin, effects, logical, max, create));
     }
 
     /** Takes {@code a}'s steps to their answer. */

@@ -335,8 +335,12 @@ public final class Metadata {
 
     /** Sets or clears bits {@code [from, from + count)} of a group (relative); answers how many changed. */
     private int setBits(int group, int from, int count, boolean used) {
+        return setBits(bitmaps[group], from, count, used);
+    }
+
+    /** Sets or clears bits {@code [from, from + count)} of {@code words}, a word at a time; answers how many changed. */
+    static int setBits(long[] words, int from, int count, boolean used) {
         int changed = 0;
-        long[] words = bitmaps[group];
         for (int i = from; i < from + count; ) {
             int w = i >>> 6, lo = i & 63;
             int n = Math.min(64 - lo, from + count - i);
@@ -480,26 +484,13 @@ public final class Metadata {
                     int g = geometry.groupOf(b);
                     long groupStart = geometry.groupStart(g);
                     int i = (int) (b - groupStart), stop = (int) Math.min(end - groupStart, geometry.groupBlocks(g));
-                    setRange(owned[g], i, stop);
+                    setBits(owned[g], i, stop - i, true);
                     b = groupStart + stop;
                 }
             }
         return owned;
     }
 
-    /** Sets bits {@code [from, to)} of {@code words}. */
-    static void setRange(long[] words, int from, int to) {
-        if (from >= to) return;
-        int first = from >>> 6, last = (to - 1) >>> 6;
-        long head = -1L << (from & 63), tail = -1L >>> (63 - ((to - 1) & 63));
-        if (first == last) {
-            words[first] |= head & tail;
-            return;
-        }
-        words[first] |= head;
-        for (int w = first + 1; w < last; w++) words[w] = -1L;
-        words[last] |= tail;
-    }
 
     /** Rewrites a group's bitmap from {@code want} (fsck --repair). */
     public void replaceBitmap(int group, long[] want) {

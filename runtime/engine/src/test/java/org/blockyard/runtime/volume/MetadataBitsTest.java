@@ -25,7 +25,7 @@ class MetadataBitsTest {
     Path dir;
 
     @Test
-    void nextBitAndSetRangeAgreeWithABitByBitOracle() {
+    void nextBitAndSetBitsAgreeWithABitByBitOracle() {
         Random rnd = new Random(7);
         for (int round = 0; round < 2_000; round++) {
             int bits = 1 + rnd.nextInt(700);
@@ -33,7 +33,7 @@ class MetadataBitsTest {
             boolean[] oracle = new boolean[bits];
             for (int k = 0; k < 1 + rnd.nextInt(6); k++) {
                 int from = rnd.nextInt(bits), to = from + rnd.nextInt(bits - from + 1);
-                Metadata.setRange(words, from, to);
+                Metadata.setBits(words, from, to - from, true);
                 for (int i = from; i < to; i++) oracle[i] = true;
             }
             for (int i = 0; i < bits; i++)
