@@ -1,8 +1,10 @@
 package org.blockyard.runtime.volume;
 
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.NoSuchElementException;
 import java.util.TreeMap;
 
 import org.blockyard.runtime.alloc.FileState;
@@ -24,6 +26,22 @@ public final class ExtentMap {
     private final TreeMap<Long, Run> runs = new TreeMap<>(); // every run but the tail
     /** The last run, held out of the tree while appends grow it (one field to replace, no tree search); or null. */
     private Run tail;
+    /**
+     * The lowest logical block at which a run was made, grown, cut or removed since {@link #takeChangedFrom}:
+     * every run that starts below it is as it was. {@code Long.MAX_VALUE} when nothing changed.
+     */
+    private long changedFrom = Long.MAX_VALUE;
+
+    private void changed(long logical) {
+        if (logical < changedFrom) changedFrom = logical;
+    }
+
+    /** Answers {@link #changedFrom} and starts counting again (the metadata lays out the changed part). */
+    public long takeChangedFrom() {
+        long c = changedFrom;
+        changedFrom = Long.MAX_VALUE;
+        return c;
+    }
 
     /** Puts the tail back into the tree, before a change that is not an append. */
     private void settle() {
@@ -36,6 +54,28 @@ public final class ExtentMap {
         out.addAll(runs.values());
         if (tail != null) out.add(tail);
         return out;
+    }
+
+    /** The runs that start at {@code logical} or later, in order. */
+    public Iterator<Run> from(long logical) {
+        Iterator<Run> tree = runs.tailMap(logical, true).values().iterator();
+        Run last = tail != null && tail.logical() >= logical ? tail : null;
+        return new Iterator<>() {
+            private boolean lastGiven = last == null;
+
+            @Override
+            public boolean hasNext() {
+                return tree.hasNext() || !lastGiven;
+            }
+
+            @Override
+            public Run next() {
+                if (tree.hasNext()) return tree.next();
+                if (lastGiven) throw new NoSuchElementException();
+                lastGiven = true;
+                return last;
+            }
+        };
     }
 
     public int size() {
@@ -57,10 +97,12 @@ public final class ExtentMap {
         if (last == null || last.logical() + last.blocks() <= logical) { // an append: beyond every run
             Run cur = new Run(logical, physical, blocks, unwritten);
             if (last != null && continues(last, cur)) {
+                changed(last.logical());
                 cur = new Run(last.logical(), last.physical(), last.blocks() + blocks, unwritten);
                 if (tail == null) runs.remove(last.logical()); // it leaves the tree to be the tail
-            } else if (tail != null) {
-                runs.put(tail.logical(), tail);
+            } else {
+                changed(logical);
+                if (tail != null) runs.put(tail.logical(), tail);
             }
             tail = cur;
             return;
@@ -84,6 +126,7 @@ public final class ExtentMap {
             runs.remove(to);
             cur = new Run(cur.logical(), cur.physical(), cur.blocks() + after.getValue().blocks(), unwritten);
         }
+        changed(cur.logical());
         runs.put(cur.logical(), cur);
     }
 
@@ -101,6 +144,7 @@ public final class ExtentMap {
         List<Run> out = new ArrayList<>();
         for (Run r : overlapping(logical, to)) {
             if (unwrittenOnly && !r.unwritten()) continue;
+            changed(r.logical());
             runs.remove(r.logical());
             long a = Math.max(r.logical(), logical), b = Math.min(r.logical() + r.blocks(), to);
             if (r.logical() < a) runs.put(r.logical(), new Run(r.logical(), r.physical(), a - r.logical(), r.unwritten()));

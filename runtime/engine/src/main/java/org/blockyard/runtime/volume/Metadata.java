@@ -3,8 +3,10 @@ package org.blockyard.runtime.volume;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -36,6 +38,10 @@ public final class Metadata {
         public final String name;
         public final ExtentMap map = new ExtentMap();
         int[] slots = new int[0];
+        /** Per slot, the logical block of its first run (slot i holds the runs from there, as many as fit). */
+        long[] firstLogical = new long[0];
+        /** Every slot is rewritten at the next layout: the entry is new, loaded, or marked for a rewrite. */
+        boolean relayAll = true;
 
         Entry(long id, int kind, String name) {
             this.id = id;
@@ -71,6 +77,8 @@ public final class Metadata {
     private final Map<Long, Entry> entries = new LinkedHashMap<>();
     private final Map<String, Entry> byName = new HashMap<>();
     private final long[] slotOwner; // entry id per file-table slot; 0 = free
+    private final int[] slotIndex; // per owned slot, its position in its entry's chain
+    private int freeSlotHint; // no slot below it is free
     private final TreeSet<Long> txDirty = new TreeSet<>();
     private final long[] groupDirtyIn;
     /** Per descriptor block, its image as last built; a group's 32 bytes in it are current while its flag is set. */
@@ -93,6 +101,7 @@ public final class Metadata {
         this.descriptorImages = new byte[layout.gdtBlocks()][];
         this.descriptorCurrent = new boolean[groups];
         this.slotOwner = new long[layout.fileTableBlocks()];
+        this.slotIndex = new int[layout.fileTableBlocks()];
     }
 
     /** A freshly made volume: system zones set, everything else free, no files. */
@@ -236,7 +245,11 @@ public final class Metadata {
                 }
             }
             e.slots = orderedSlots;
-            for (int s : orderedSlots) slotOwner[s] = e.id;
+            e.firstLogical = new long[orderedSlots.length]; // unused until the first layout, which rewrites all
+            for (int i = 0; i < orderedSlots.length; i++) {
+                slotOwner[orderedSlots[i]] = e.id;
+                slotIndex[orderedSlots[i]] = i;
+            }
             entries.put(e.id, e);
             byName.put(key(e.kind, e.name), e);
         }
@@ -419,27 +432,72 @@ public final class Metadata {
         return out;
     }
 
+    /**
+     * Gives a changed entry the slots its runs need and marks dirty the slots whose content changed: those
+     * from the one holding the entry's lowest changed run on (an append rewrites the last slot, not the
+     * whole chain), or every slot when the chain's length changed (each block carries it) or the entry is
+     * new, loaded, or marked for a rewrite.
+     */
     private void layOut(Entry e) {
+        long from = e.map.takeChangedFrom();
+        if (!e.relayAll && from == Long.MAX_VALUE) return; // recorded, but nothing in the map changed
         int per = layout.extentsPerTableBlock();
-        int need = Math.max(1, (e.map.size() + per - 1) / per);
-        int[] slots = java.util.Arrays.copyOf(e.slots, need);
-        for (int i = e.slots.length; i < need; i++) {
+        int k = e.relayAll ? 0 : slotHolding(e.firstLogical, from);
+        Iterator<ExtentMap.Run> it = e.map.from(k == 0 ? Long.MIN_VALUE : e.firstLogical[k]);
+        long[] starts = new long[Math.max(1, e.slots.length - k)];
+        int rest = 0;
+        while (it.hasNext()) {
+            long logical = it.next().logical();
+            if (rest % per == 0) {
+                int slot = rest / per;
+                if (slot == starts.length) starts = Arrays.copyOf(starts, slot * 2);
+                starts[slot] = logical;
+            }
+            rest++;
+        }
+        int need = Math.max(1, k + (rest + per - 1) / per);
+        int old = e.slots.length;
+        int[] slots = Arrays.copyOf(e.slots, need);
+        long[] first = Arrays.copyOf(e.firstLogical, need);
+        for (int i = k; i < need; i++) first[i] = starts[i - k];
+        for (int i = old; i < need; i++) {
             int s = freeSlot();
             if (s < 0) throw new VolumeException.Corrupt(Structure.FILE_TABLE, -1, "the file table is full ("
                     + layout.fileTableBlocks() + " blocks): make the volume with more file-table blocks");
             slots[i] = s;
             slotOwner[s] = e.id;
+            slotIndex[s] = i;
         }
-        for (int i = need; i < e.slots.length; i++) {
+        for (int i = need; i < old; i++) {
             slotOwner[e.slots[i]] = 0;
+            freeSlotHint = Math.min(freeSlotHint, e.slots[i]);
             dirty(layout.fileTableStart() + e.slots[i]);
         }
         e.slots = slots;
-        for (int s : slots) dirty(layout.fileTableStart() + s);
+        e.firstLogical = first;
+        int dirtyFrom = e.relayAll || need != old ? 0 : k;
+        e.relayAll = false;
+        for (int i = dirtyFrom; i < need; i++) dirty(layout.fileTableStart() + slots[i]);
     }
 
+    /** The last slot whose first run starts at or below {@code logical}; 0 when none does. */
+    private static int slotHolding(long[] firstLogical, long logical) {
+        int lo = 0, hi = firstLogical.length - 1;
+        while (lo < hi) {
+            int mid = (lo + hi + 1) >>> 1;
+            if (firstLogical[mid] <= logical) lo = mid;
+            else hi = mid - 1;
+        }
+        return lo;
+    }
+
+    /** The lowest free slot; below the hint none is free (slots are freed only by a shrinking chain). */
     private int freeSlot() {
-        for (int s = 0; s < slotOwner.length; s++) if (slotOwner[s] == 0) return s;
+        for (int s = freeSlotHint; s < slotOwner.length; s++)
+            if (slotOwner[s] == 0) {
+                freeSlotHint = s + 1;
+                return s;
+            }
         return -1;
     }
 
@@ -507,7 +565,10 @@ public final class Metadata {
     public void dirtyAll() {
         for (int g = 0; g < geometry.groups(); g++) dirtyGroup(g);
         for (int k = 0; k < layout.gdtBlocks(); k++) dirty(layout.gdtStart() + k);
-        for (Entry e : entries.values()) dirtyEntries.add(e);
+        for (Entry e : entries.values()) {
+            e.relayAll = true;
+            dirtyEntries.add(e);
+        }
         for (int s = 0; s < slotOwner.length; s++) if (slotOwner[s] == 0) dirty(layout.fileTableStart() + s);
     }
 
@@ -558,21 +619,20 @@ public final class Metadata {
             int slot = (int) (block - layout.fileTableStart());
             Entry e = entries.get(slotOwner[slot]);
             if (e == null) return; // free slot: zeros
-            int index = 0;
-            while (e.slots[index] != slot) index++;
+            int index = slotIndex[slot];
             int per = layout.extentsPerTableBlock();
-            List<ExtentMap.Run> runs = e.map.runs();
-            int from = index * per, n = Math.max(0, Math.min(per, runs.size() - from));
+            Iterator<ExtentMap.Run> runs = e.map.from(index == 0 ? Long.MIN_VALUE : e.firstLogical[index]);
+            int n = 0;
+            for (; n < per && runs.hasNext(); n++) {
+                ExtentMap.Run r = runs.next();
+                int off = Layout.TABLE_HEADER_BYTES + n * Layout.TABLE_EXTENT_BYTES;
+                o.putLong(off, r.logical()).putLong(off + 8, r.physical()).putInt(off + 16, (int) r.blocks())
+                        .putInt(off + 20, r.unwritten() ? 1 : 0);
+            }
             byte[] name = e.name.getBytes(StandardCharsets.UTF_8);
             o.putInt(0, TABLE_MAGIC).putLong(8, e.id).putInt(16, e.kind).putInt(20, index).putInt(24, e.slots.length)
                     .putInt(28, n).putShort(32, (short) name.length);
             System.arraycopy(name, 0, into, at + 34, name.length);
-            for (int i = 0; i < n; i++) {
-                ExtentMap.Run r = runs.get(from + i);
-                int off = Layout.TABLE_HEADER_BYTES + i * Layout.TABLE_EXTENT_BYTES;
-                o.putLong(off, r.logical()).putLong(off + 8, r.physical()).putInt(off + 16, (int) r.blocks())
-                        .putInt(off + 20, r.unwritten() ? 1 : 0);
-            }
             o.putInt(4, Layout.crc(seed, block, into, at + 8, bs - 8));
             return;
         }
