@@ -53,16 +53,18 @@ final class DurableSide {
 
     /**
      * Refuses a run of {@code files} new files that the volume's file table cannot hold (each takes at least one
-     * of its blocks): the journal would fail in the middle of the run.
+     * of its blocks, and a reserve is kept for the entries' growth): the files past it would be refused.
      */
     void requireTableRoom(long files) {
         int used = 0;
         for (Metadata.Entry e : before.entries()) used += e.slots().size();
-        long free = before.layout.fileTableBlocks() - used;
+        int reserve = before.layout.fileTableGrowthReserve();
+        long free = before.layout.fileTableBlocks() - reserve - used;
         if (files > free)
-            throw new IllegalArgumentException("the volume's file table has " + free + " free blocks and each new file"
-                    + " takes one; " + files + " files need a volume made with mkfs --file-table-blocks "
-                    + (used + files) + " or more");
+            throw new IllegalArgumentException("the volume's file table has room for " + Math.max(0, free) + " new files"
+                    + " (each takes one of its blocks; " + reserve + " are kept for growth); " + files + " files need a"
+                    + " volume made with mkfs --file-table-blocks " + (used + files + Math.max(1, (used + files + 14) / 15))
+                    + " or more");
     }
 
     boolean isUsed(long block) {

@@ -207,8 +207,14 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
             }
             if (home < 0 || home >= groups.size()) home = 0;
             long id = (nextLocalId++) * shards + index;
-            s = new FileServer(settings.files().create(id, m.file(), home, policy.initialWindowBlocks()), policy, volume,
-                    settings.preallocMinWindowBlocks(), driver);
+            FileState created;
+            try {
+                created = settings.files().create(id, m.file(), home, policy.initialWindowBlocks());
+            } catch (AllocationException refused) { // a durable volume's file table is full
+                m.replyTo().tell(Reply.fail(refused));
+                return;
+            }
+            s = new FileServer(created, policy, volume, settings.preallocMinWindowBlocks(), driver);
             byName.put(m.file(), s);
             byId.put(s.file.id, s); // the catalog may give its own id (a durable volume's stored one)
         } else if (s.ownActor == null && provenStream(s)) {

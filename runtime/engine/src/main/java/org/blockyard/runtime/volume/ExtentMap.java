@@ -31,6 +31,8 @@ public final class ExtentMap {
      * every run that starts below it is as it was. {@code Long.MAX_VALUE} when nothing changed.
      */
     private long changedFrom = Long.MAX_VALUE;
+    /** File-table slots the volume's catalog counted for this map (guarded by whatever guards the map). */
+    int slotsCounted;
 
     private void changed(long logical) {
         if (logical < changedFrom) changedFrom = logical;

@@ -112,6 +112,14 @@ public record Layout(Geometry geometry, int gdtBlocks, int fileTableBlocks, int 
         return gdtStart() + group / descriptorsPerBlock();
     }
 
+    /**
+     * File-table blocks kept for the growth of the entries there: a new file or extent owner is admitted only
+     * while the entries' need stays below the table less these.
+     */
+    public int fileTableGrowthReserve() {
+        return Math.max(1, fileTableBlocks / 16);
+    }
+
     public int extentsPerTableBlock() {
         return (blockSize() - TABLE_HEADER_BYTES) / TABLE_EXTENT_BYTES;
     }

@@ -16,6 +16,7 @@ import java.util.function.Consumer;
 
 import com.typesafe.config.Config;
 
+import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.AllocationPolicy;
 import org.blockyard.api.alloc.Geometry;
 import org.blockyard.api.io.QueueLimits;
@@ -405,17 +406,72 @@ public final class Volume implements AutoCloseable {
         /** Per entry, the number of the last journal record appended for it: what a call on it waits for. */
         private final Map<Long, Long> lastRecord = new ConcurrentHashMap<>();
         private final AtomicLong nextId;
+        /**
+         * File-table slots: the table's size, the runs one holds, and the slots every entry's runs need now
+         * (guarded by {@code slotLock}). A new entry is admitted while the need stays below the table less a
+         * reserve, which is left for entries that grow: the commit that lays out more than the table holds
+         * cannot be written, and the journal fails, so the error has to come at the entry's creation.
+         */
+        private final int tableSlots, runsPerSlot, growthReserve;
+        private final Object slotLock = new Object();
+        private long slotsNeeded;
 
         Catalog(Metadata meta, Journal journal) {
             this.journal = journal;
+            this.tableSlots = meta.layout.fileTableBlocks();
+            this.runsPerSlot = meta.layout.extentsPerTableBlock();
+            this.growthReserve = meta.layout.fileTableGrowthReserve();
             for (Metadata.Entry e : meta.entries()) {
                 ExtentMap copy = new ExtentMap();
                 for (ExtentMap.Run r : e.map.runs()) copy.put(r.logical(), r.physical(), r.blocks(), r.unwritten());
                 ids.put(key(e.kind, e.name), e.id);
                 mirrors.put(e.id, copy);
                 kinds.put(e.id, e.kind);
+                copy.slotsCounted = slotsFor(copy.size());
+                slotsNeeded += copy.slotsCounted;
             }
             nextId = new AtomicLong(meta.maxEntryId() + 1);
+        }
+
+        private int slotsFor(int runs) {
+            return Math.max(1, (runs + runsPerSlot - 1) / runsPerSlot);
+        }
+
+        /** Counts what {@code m}'s runs need now; the caller holds the lock that guards {@code m}. */
+        void counted(ExtentMap m) {
+            int need = slotsFor(m.size());
+            if (need == m.slotsCounted) return;
+            synchronized (slotLock) {
+                slotsNeeded += need - m.slotsCounted;
+            }
+            m.slotsCounted = need;
+        }
+
+        /** Admits a new entry's first slot, or refuses it with NoSpace. */
+        private void admit(int kind, String name) {
+            synchronized (slotLock) {
+                if (!roomForOneMore()) throw full(kind, name);
+                slotsNeeded++;
+            }
+        }
+
+        /** Refuses with NoSpace, before anything is allocated for it, an entry that is new and would not be admitted. */
+        void checkAdmits(int kind, String name) {
+            if (ids.containsKey(key(kind, name))) return;
+            synchronized (slotLock) {
+                if (!roomForOneMore()) throw full(kind, name);
+            }
+        }
+
+        private boolean roomForOneMore() {
+            return slotsNeeded + 1 <= tableSlots - growthReserve;
+        }
+
+        private AllocationException.NoSpace full(int kind, String name) {
+            return new AllocationException.NoSpace("the file table is full: " + (kind == Metadata.KIND_FILE ? "file '"
+                    : "extent owner '") + name + "' would need a block of it; of its " + tableSlots + " blocks the "
+                    + "entries there need " + slotsNeeded + " and " + growthReserve + " are kept for their growth "
+                    + "(make the volume with more --file-table-blocks)");
         }
 
         private static String key(int kind, String name) {
@@ -425,8 +481,11 @@ public final class Volume implements AutoCloseable {
         /** The entry id of {@code name}, created (and journalled) when it is new. */
         long idOf(int kind, String name) {
             return ids.computeIfAbsent(key(kind, name), k -> {
+                admit(kind, name);
                 long id = nextId.getAndIncrement();
-                mirrors.put(id, new ExtentMap());
+                ExtentMap fresh = new ExtentMap();
+                fresh.slotsCounted = 1;
+                mirrors.put(id, fresh);
                 kinds.put(id, kind);
                 appended(id, journal.append(new JournalRecord.Create(id, kind, name)));
                 return id;
@@ -474,6 +533,7 @@ public final class Volume implements AutoCloseable {
             fs.listen((file, change, logical, physical, blocks) -> {
                 synchronized (m) {
                     m.apply(change, logical, physical, blocks);
+                    counted(m);
                 }
                 appended(file.id, journal.append(new JournalRecord.File(file.id, change, logical, physical, blocks)));
             });

@@ -156,11 +156,22 @@ public final class VolumeAllocator implements BlockAllocator {
         if (owner == null || owner.isBlank() || owner.getBytes(StandardCharsets.UTF_8).length > Layout.MAX_NAME_BYTES)
             return CompletableFuture.failedFuture(new AllocationException.InvalidRequest("an owner needs a name of 1 to "
                     + Layout.MAX_NAME_BYTES + " bytes"));
+        try {
+            catalog.checkAdmits(Metadata.KIND_OWNER, owner);
+        } catch (AllocationException.NoSpace full) {
+            return CompletableFuture.failedFuture(full);
+        }
         return actors.allocate(wantBlocks, unitBlocks, maxExtentBlocks, hint).thenCompose(extents -> {
-            long id = catalog.idOf(Metadata.KIND_OWNER, owner);
+            long id;
+            try {
+                id = catalog.idOf(Metadata.KIND_OWNER, owner);
+            } catch (AllocationException.NoSpace full) { // another owner took the last slot meanwhile
+                return actors.release(extents).thenCompose(v -> CompletableFuture.<List<Extent>>failedFuture(full));
+            }
             synchronized (owned) {
                 ExtentMap m = owned.computeIfAbsent(owner, k -> catalog.mirror(id));
                 for (Extent e : extents) m.put(e.start(), e.start(), e.blocks(), false);
+                catalog.counted(m);
             }
             return acknowledged(journal.append(new JournalRecord.Owner(id, List.copyOf(extents), true)), extents);
         });
@@ -185,12 +196,14 @@ public final class VolumeAllocator implements BlockAllocator {
                             + " is not held by owner '" + owner + "': refused, nothing freed"));
             }
             for (Extent e : extents) m.remove(e.start(), e.blocks(), false);
+            catalog.counted(m);
         }
         return actors.release(extents).handle((v, err) -> {
             if (err != null) {
                 synchronized (owned) {
                     ExtentMap m = owned.get(owner);
                     for (Extent e : extents) m.put(e.start(), e.start(), e.blocks(), false);
+                    catalog.counted(m);
                 }
                 throw err instanceof RuntimeException r ? r : new java.util.concurrent.CompletionException(err);
             }
