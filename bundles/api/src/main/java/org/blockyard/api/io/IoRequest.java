@@ -15,7 +15,7 @@ import java.util.Set;
  * @param sector  first sector, in 512-byte units
  * @param sectors length in 512-byte sectors; 0 for a FLUSH, positive otherwise
  * @param op      READ, WRITE or FLUSH
- * @param flags   SYNC, META, AHEAD (an unmodifiable set; may be empty)
+ * @param flags   SYNC, META, AHEAD, FUA (an unmodifiable set; may be empty; FUA only on a WRITE)
  * @param owner   the io context that submits it (a file or process id)
  * @param payload for a real device: the bytes to write, or the buffer a read fills
  *                ({@code sectors * 512} bytes remaining); {@code null} when the data does not matter
@@ -34,6 +34,8 @@ public record IoRequest(long id, long sector, int sectors, IoOp op, Set<IoFlag> 
             throw new IllegalArgumentException("payload of " + payload.remaining() + " bytes for "
                     + sectors + " sectors");
         flags = canonical(flags);
+        if (flags.contains(IoFlag.FUA) && op != IoOp.WRITE)
+            throw new IllegalArgumentException("FUA on a " + op + ": only a WRITE can be forced");
     }
 
     /** One shared unmodifiable set per combination of flags: requests are made by the hundred thousand. */

@@ -11,7 +11,7 @@
  * by an {@link org.blockyard.api.io.ElevatorFactory}, which plugins register as an OSGi service.
  */
 @Export
-@Version("0.4.0")
+@Version("0.5.0")
 package org.blockyard.api.io;
 
 import org.osgi.annotation.bundle.Export;

@@ -30,6 +30,14 @@ public interface BlockDevice extends Closeable {
      */
     long perform(IoOp op, long sector, int sectors, List<ByteBuffer> payloads) throws IOException;
 
+    /**
+     * A WRITE with FUA: on stable storage, with everything completed before it, when this returns. By
+     * default the write and then a FLUSH, as a device without native FUA does it (Linux's flush machinery).
+     */
+    default long performForced(long sector, int sectors, List<ByteBuffer> payloads) throws IOException {
+        return perform(IoOp.WRITE, sector, sectors, payloads) + perform(IoOp.FLUSH, 0, 0, List.of());
+    }
+
     @Override
     default void close() throws IOException {}
 }

@@ -21,6 +21,7 @@ import org.blockyard.api.io.ElevatorFactory;
 import org.blockyard.api.io.ElevatorSwitch;
 import org.blockyard.api.io.IoCompletion;
 import org.blockyard.api.io.IoException;
+import org.blockyard.api.io.IoFlag;
 import org.blockyard.api.io.IoRequest;
 import org.blockyard.api.io.QueueStats;
 
@@ -255,7 +256,8 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
         for (Request.Bio b : rq.bios) if (b.io().payload() != null) payloads.add(b.io().payload());
         CompletableFuture<Long> io = CompletableFuture.supplyAsync(() -> {
             try {
-                return device.perform(rq.op(), rq.sector(), rq.sectors(), payloads);
+                return rq.flags().contains(IoFlag.FUA) ? device.performForced(rq.sector(), rq.sectors(), payloads)
+                        : device.perform(rq.op(), rq.sector(), rq.sectors(), payloads);
             } catch (IOException e) {
                 throw new java.io.UncheckedIOException(e);
             }

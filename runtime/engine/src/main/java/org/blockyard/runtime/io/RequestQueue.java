@@ -223,11 +223,11 @@ public final class RequestQueue {
         return key(sector, kind.op(), kind.flags());
     }
 
-    /** Sector and kind in one key: op, META and AHEAD are the kind; different kinds never merge. */
+    /** Sector and kind in one key: op, META, AHEAD and FUA are the kind; different kinds never merge. */
     private static long key(long sector, IoOp op, Set<IoFlag> flags) {
         int k = (op == IoOp.WRITE ? 1 : 0) | (flags.contains(IoFlag.META) ? 2 : 0)
-                | (flags.contains(IoFlag.AHEAD) ? 4 : 0);
-        return (sector << 3) | k;
+                | (flags.contains(IoFlag.AHEAD) ? 4 : 0) | (flags.contains(IoFlag.FUA) ? 8 : 0);
+        return (sector << 4) | k;
     }
 
     private void index(Request rq) {

@@ -10,6 +10,7 @@ import java.util.function.BiConsumer;
 
 import org.blockyard.api.io.ElevatorSwitch;
 import org.blockyard.api.io.IoCompletion;
+import org.blockyard.api.io.IoFlag;
 import org.blockyard.api.io.IoRequest;
 import org.blockyard.api.io.QueueStats;
 
@@ -98,7 +99,8 @@ public final class Simulation {
             long service;
             Throwable error = null;
             try {
-                service = device.perform(rq.op(), rq.sector(), rq.sectors(), payloads);
+                service = rq.flags().contains(IoFlag.FUA) ? device.performForced(rq.sector(), rq.sectors(), payloads)
+                        : device.perform(rq.op(), rq.sector(), rq.sectors(), payloads);
             } catch (IOException e) {
                 service = 0;
                 error = e;

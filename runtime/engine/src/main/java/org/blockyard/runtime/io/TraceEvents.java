@@ -30,6 +30,7 @@ public final class TraceEvents implements QueueEvents {
         if (flags.contains(IoFlag.SYNC)) r |= BlktraceWriter.RW_SYNC;
         if (flags.contains(IoFlag.META)) r |= BlktraceWriter.RW_META;
         if (flags.contains(IoFlag.AHEAD)) r |= BlktraceWriter.RW_AHEAD;
+        if (flags.contains(IoFlag.FUA)) r |= BlktraceWriter.RW_FUA;
         return r;
     }
 

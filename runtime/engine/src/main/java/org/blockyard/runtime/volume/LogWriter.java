@@ -61,9 +61,15 @@ abstract class LogWriter {
         return new Direct(channel);
     }
 
-    /** Through {@code queue}, falling back to {@code channel} for what a closed queue refuses. */
-    static LogWriter queued(BlockQueue queue, int maxRequestBytes, FileChannel channel, long owner) {
-        return new Queued(queue, maxRequestBytes, new Direct(channel), owner);
+    /**
+     * Through {@code queue}, falling back to {@code channel} for what a closed queue refuses. With {@code
+     * forced}, a submission of log writes only has no FLUSH behind it: its last write is FUA (JBD2's commit
+     * block with REQ_FUA), durable when it completes with the writes before it, one trip to the device
+     * instead of two. Submissions with checkpoint writes keep their FLUSH, which makes the home writes durable
+     * too.
+     */
+    static LogWriter queued(BlockQueue queue, int maxRequestBytes, FileChannel channel, long owner, boolean forced) {
+        return new Queued(queue, maxRequestBytes, new Direct(channel), owner, forced);
     }
 
     private static final class Direct extends LogWriter {
@@ -126,19 +132,22 @@ abstract class LogWriter {
         private final int maxBytes; // the queue's max_sectors: a longer write goes as several requests
         private final Direct fallback;
         private final long owner;
+        private final boolean forced;
         private long nextId = 1;
         private volatile boolean queueClosed;
 
-        Queued(BlockQueue queue, int maxRequestBytes, Direct fallback, long owner) {
+        Queued(BlockQueue queue, int maxRequestBytes, Direct fallback, long owner, boolean forced) {
             this.queue = queue;
             this.maxBytes = maxRequestBytes / IoRequest.SECTOR_BYTES * IoRequest.SECTOR_BYTES;
             this.fallback = fallback;
             this.owner = owner;
+            this.forced = forced;
         }
 
         @Override
         Barrier submit(List<Write> writes) {
             if (queueClosed) return fallback.submit(writes);
+            boolean fua = forced && !writes.isEmpty() && writes.stream().noneMatch(Write::home);
             List<IoRequest> requests = new ArrayList<>(writes.size() + 1);
             List<Write> parts = new ArrayList<>(writes.size());
             for (Write w : writes) {
@@ -155,20 +164,30 @@ abstract class LogWriter {
                     parts.add(new Write(part, pos, w.home()));
                 }
             }
-            requests.add(new IoRequest(nextId++, 0, 0, IoOp.FLUSH, EnumSet.noneOf(IoFlag.class), owner, null));
+            // The last part carries FUA and makes the others durable too: SYNC requests leave the queue in the
+            // order they came (its own FIFO lane, ahead of the elevator), and a device performs requests in the
+            // order issued, one at a time (BlockDevice), so each other part is written before the last one's
+            // flush. One flush per commit, however many parts max_sectors cut it into.
+            if (fua) requests.set(requests.size() - 1, requests.get(requests.size() - 1).with(IoFlag.FUA));
+            else requests.add(new IoRequest(nextId++, 0, 0, IoOp.FLUSH, EnumSet.noneOf(IoFlag.class), owner, null));
             List<CompletionStage<IoCompletion>> answers = queue.submitAll(requests);
-            return new QueuedBarrier(parts, answers);
+            return new QueuedBarrier(parts, answers, !fua);
         }
 
         private final class QueuedBarrier extends Barrier {
             private final List<Write> parts;
-            private final List<CompletionStage<IoCompletion>> answers; // one per part, then the FLUSH's
+            private final List<CompletionStage<IoCompletion>> answers; // one per part, then the FLUSH's if any
+            private final boolean flushed; // a FLUSH closes it; else its last part is a FUA write
             private final CompletableFuture<?> done;
 
-            QueuedBarrier(List<Write> parts, List<CompletionStage<IoCompletion>> answers) {
+            QueuedBarrier(List<Write> parts, List<CompletionStage<IoCompletion>> answers, boolean flushed) {
                 this.parts = parts;
                 this.answers = answers;
-                this.done = answers.get(answers.size() - 1).toCompletableFuture().handle((c, e) -> null);
+                this.flushed = flushed;
+                // The FLUSH completes after everything before it; without one, every part is waited for.
+                this.done = flushed ? answers.get(answers.size() - 1).toCompletableFuture().handle((c, e) -> null)
+                        : CompletableFuture.allOf(answers.stream().map(a -> a.toCompletableFuture()
+                                .handle((c, e) -> null)).toArray(CompletableFuture[]::new));
             }
 
             @Override
@@ -184,7 +203,7 @@ abstract class LogWriter {
                     fallback.write(parts.get(i).data(), parts.get(i).bytePosition()); // the queue closed before it
                     redone = true;
                 }
-                if (!completed(answers.get(parts.size())) || redone) fallback.force();
+                if (flushed ? !completed(answers.get(parts.size())) || redone : redone) fallback.force();
             }
 
             @Override
@@ -196,9 +215,10 @@ abstract class LogWriter {
                 return true;
             }
 
+            /** The FLUSH's time on the device; without one, the last part's (its write and its flush). */
             @Override
             long flushNanos() {
-                CompletableFuture<IoCompletion> f = answers.get(parts.size()).toCompletableFuture();
+                CompletableFuture<IoCompletion> f = answers.get(answers.size() - 1).toCompletableFuture();
                 if (!f.isDone() || f.isCompletedExceptionally()) return 0; // a closed queue's: forced directly
                 IoCompletion c = f.join();
                 return c.completedNanos() - c.issuedNanos();

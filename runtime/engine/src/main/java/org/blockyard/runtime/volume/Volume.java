@@ -270,7 +270,8 @@ public final class Volume implements AutoCloseable {
             this.queueRef = actors.spawn(QueueActor.create(setup, device), "io-queue");
             this.queue = new ActorBlockQueue(queueRef, actors.system().scheduler(), setup.limits(),
                     device.capacitySectors(), io.submitTimeout());
-            journal.writeThrough(LogWriter.queued(queue, (int) io.setup().limits().maxBytes(), ch, JOURNAL_OWNER));
+            journal.writeThrough(LogWriter.queued(queue, (int) io.setup().limits().maxBytes(), ch, JOURNAL_OWNER,
+                    config.getBoolean("blockyard.volume.journal.forced-commits")));
             journal.start();
             this.allocator = new VolumeAllocator(actors, journal, catalog);
             this.recovery = new Recovery(wasClean, replay.transactions(), overlay.size(), replay.stoppedBecause(),

@@ -53,6 +53,7 @@
  *   journal.max-transaction-blocks 256    logged blocks per transaction
  *   journal.checkpoint-fraction   0.5     log fill that starts a checkpoint
  *   journal.checkpoint-slice-blocks 64    home writes a commit carries at least (a checkpoint rides several)
+ *   journal.forced-commits        false   true: a commit without checkpoint writes ends in a FUA write, no FLUSH
  *   queue-depth                   32      requests the image's queue keeps in flight (a checkpoint's home writes)
  * </pre>
  */

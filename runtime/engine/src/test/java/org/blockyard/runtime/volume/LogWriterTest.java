@@ -50,7 +50,7 @@ class LogWriterTest {
             seen.add(r);
             try {
                 if (r.op() == IoOp.WRITE) ch.write(r.payload().duplicate(), r.sector() * IoRequest.SECTOR_BYTES);
-                else if (r.op() == IoOp.FLUSH) ch.force(false);
+                if (r.op() == IoOp.FLUSH || r.flags().contains(IoFlag.FUA)) ch.force(false);
             } catch (java.io.IOException e) {
                 return CompletableFuture.failedFuture(e);
             }
@@ -82,7 +82,7 @@ class LogWriterTest {
         try (FileChannel ch = FileChannel.open(dir.resolve("img"), StandardOpenOption.CREATE, StandardOpenOption.READ,
                 StandardOpenOption.WRITE)) {
             FileQueue q = new FileQueue(ch);
-            LogWriter w = LogWriter.queued(q, 128 * 1024, ch, -2);
+            LogWriter w = LogWriter.queued(q, 128 * 1024, ch, -2, true);
             byte[] log = pattern(300 * 1024, 1), home = pattern(4096, 7);
             w.submit(List.of(new LogWriter.Write(ByteBuffer.wrap(log), 8192, false),
                     new LogWriter.Write(ByteBuffer.wrap(home), 1 << 20, true))).await();
@@ -98,11 +98,36 @@ class LogWriterTest {
     }
 
     @Test
+    void aCommitWithoutCheckpointWritesGoesAsFuaWritesAndNoFlush() throws Exception {
+        try (FileChannel ch = FileChannel.open(dir.resolve("img3"), StandardOpenOption.CREATE, StandardOpenOption.READ,
+                StandardOpenOption.WRITE)) {
+            byte[] log = pattern(300 * 1024, 5);
+            FileQueue q = new FileQueue(ch);
+            LogWriter.Barrier b = LogWriter.queued(q, 128 * 1024, ch, -2, true)
+                    .submit(List.of(new LogWriter.Write(ByteBuffer.wrap(log), 8192, false)));
+            b.await();
+            assertTrue(b.succeeded());
+            assertArrayEquals(log, read(ch, 8192, log.length));
+            assertEquals(3, q.seen.size(), "three writes and no FLUSH: " + q.seen);
+            assertTrue(q.seen.stream().allMatch(r -> r.op() == IoOp.WRITE && r.flags().contains(IoFlag.SYNC)),
+                    "each SYNC: " + q.seen);
+            assertEquals(List.of(false, false, true), q.seen.stream().map(r -> r.flags().contains(IoFlag.FUA)).toList(),
+                    "the last one FUA, which forces the others with it");
+
+            FileQueue plain = new FileQueue(ch);
+            LogWriter.queued(plain, 128 * 1024, ch, -2, false)
+                    .submit(List.of(new LogWriter.Write(ByteBuffer.wrap(log), 8192, false))).await();
+            assertEquals(IoOp.FLUSH, plain.seen.get(plain.seen.size() - 1).op(), "without forced commits: a FLUSH");
+            assertTrue(plain.seen.stream().noneMatch(r -> r.flags().contains(IoFlag.FUA)));
+        }
+    }
+
+    @Test
     void whatAClosedQueueRefusesIsWrittenDirectly() throws Exception {
         try (FileChannel ch = FileChannel.open(dir.resolve("img2"), StandardOpenOption.CREATE, StandardOpenOption.READ,
                 StandardOpenOption.WRITE)) {
             FileQueue q = new FileQueue(ch);
-            LogWriter w = LogWriter.queued(q, 128 * 1024, ch, -2);
+            LogWriter w = LogWriter.queued(q, 128 * 1024, ch, -2, true);
             q.closed = true; // the volume is closing
             byte[] log = pattern(64 * 1024, 3);
             w.submit(List.of(new LogWriter.Write(ByteBuffer.wrap(log), 4096, false))).await();

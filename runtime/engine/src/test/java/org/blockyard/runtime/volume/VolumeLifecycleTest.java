@@ -42,13 +42,39 @@ class VolumeLifecycleTest {
             join(v.allocator().open("q"));
             join(v.allocator().getBlocks("q", 0, 8, true)); // acknowledged: its transaction is durable
             org.blockyard.api.io.QueueStats after = join(v.queue().stats());
-            // At least a descriptor, a logged block, a commit block and the FLUSH that closes the commit.
-            assertTrue(after.submissions() - before >= 4, "journal requests through the queue: " + after);
+            // At least a descriptor, a logged block and a commit block (24 sectors), closed by a FLUSH (or, with
+            // journal.forced-commits, the last of them FUA).
+            assertTrue(after.submissions() - before >= 1 && after.sectorsDispatched() >= 24,
+                    "journal requests through the queue: " + after);
             assertTrue(after.completed() >= after.submissions() - 1, "and they completed: " + after);
             assertEquals(Volumes.CONFIG.getInt("blockyard.volume.queue-depth"), v.queue().limits().queueDepth(),
                     "the image's queue keeps the volume's depth, not the simulated disk's");
         }
         assertTrue(Fsck.check(image, false).clean());
+    }
+
+    /** With journal.forced-commits the commits end in FUA writes instead of FLUSH requests, and all lands. */
+    @Test
+    void forcedCommitsNeedNoFlushAndLandTheSame() {
+        Path image = Volumes.make(dir, 4);
+        com.typesafe.config.Config forced = Volumes.CONFIG.withValue("blockyard.volume.journal.forced-commits",
+                com.typesafe.config.ConfigValueFactory.fromAnyRef(true));
+        List<Extent> extents;
+        try (Volume v = Volume.open(image, forced, Volumes.FAST)) {
+            VolumeAllocator a = v.allocator();
+            join(a.open("f"));
+            long before = join(v.queue().stats()).submissions();
+            for (int i = 0; i < 20; i++) join(a.getBlocks("f", i * 8L, 8, true)); // twenty commits, one at a time
+            org.blockyard.api.io.QueueStats after = join(v.queue().stats());
+            long requests = after.submissions() - before;
+            // A FLUSH per commit would make it 40 or more: a write and a FLUSH each.
+            assertTrue(requests >= 20 && requests < 30, "one write per commit, no FLUSH: " + requests + ", " + after);
+            extents = join(a.fileExtents("f"));
+        }
+        assertTrue(Fsck.check(image, false).clean(), () -> Fsck.check(image, false).report());
+        try (Volume v = Volumes.open(image)) {
+            assertEquals(extents, join(v.allocator().fileExtents("f")));
+        }
     }
 
     @Test

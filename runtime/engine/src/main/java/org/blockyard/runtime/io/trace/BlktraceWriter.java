@@ -64,8 +64,10 @@ public final class BlktraceWriter implements Closeable {
     public static final int RW_AHEAD = 1 << 3;
     /** Cache flush before the request ({@code BLK_TC_FLUSH}, leading letter F). */
     public static final int RW_FLUSH = 1 << 4;
+    /** Forced unit access ({@code BLK_TC_FUA}, the F after the op letter). */
+    public static final int RW_FUA = 1 << 5;
 
-    private static final int RW_ALL = RW_WRITE | RW_SYNC | RW_META | RW_AHEAD | RW_FLUSH;
+    private static final int RW_ALL = RW_WRITE | RW_SYNC | RW_META | RW_AHEAD | RW_FLUSH | RW_FUA;
 
     static final int MAGIC = 0x65617400;
     static final int VERSION = 0x07;
@@ -82,6 +84,7 @@ public final class BlktraceWriter implements Closeable {
     static final int TC_NOTIFY = 1 << 10;
     static final int TC_AHEAD = 1 << 11;
     static final int TC_META = 1 << 12;
+    static final int TC_FUA = 1 << 15;
     /** {@code BLK_TN_PROCESS}: __BLK_TN_PROCESS (0) in the notify category. */
     static final int TN_PROCESS = TC_NOTIFY << TC_SHIFT;
 
@@ -216,6 +219,7 @@ public final class BlktraceWriter implements Closeable {
         if ((rwbs & RW_META) != 0) tc |= TC_META;
         if ((rwbs & RW_AHEAD) != 0) tc |= TC_AHEAD;
         if ((rwbs & RW_FLUSH) != 0) tc |= TC_FLUSH;
+        if ((rwbs & RW_FUA) != 0) tc |= TC_FUA;
         if (action.requestEvent()) tc |= TC_FS;
         return action.code() | (tc << TC_SHIFT);
     }

@@ -8,6 +8,7 @@ import static org.blockyard.runtime.io.trace.BlktraceAction.ISSUE;
 import static org.blockyard.runtime.io.trace.BlktraceAction.QUEUE;
 import static org.blockyard.runtime.io.trace.BlktraceWriter.RW_AHEAD;
 import static org.blockyard.runtime.io.trace.BlktraceWriter.RW_FLUSH;
+import static org.blockyard.runtime.io.trace.BlktraceWriter.RW_FUA;
 import static org.blockyard.runtime.io.trace.BlktraceWriter.RW_META;
 import static org.blockyard.runtime.io.trace.BlktraceWriter.RW_SYNC;
 import static org.blockyard.runtime.io.trace.BlktraceWriter.RW_WRITE;
@@ -226,6 +227,8 @@ class BlktraceWriterTest {
                 BlktraceWriter.actionWord(COMPLETE, RW_WRITE | RW_FLUSH));
         assertEquals(12 | ((1 << 4) | 1 | (1 << 11) | (1 << 12) | (1 << 8)) << 16,
                 BlktraceWriter.actionWord(INSERT, RW_AHEAD | RW_META));
+        assertEquals(8 | ((1 << 7) | (1 << 1) | (1 << 3) | (1 << 15) | (1 << 8)) << 16, // BLK_TC_FUA: blkparse's WFS
+                BlktraceWriter.actionWord(COMPLETE, RW_WRITE | RW_SYNC | RW_FUA));
     }
 
     @Test
