@@ -80,6 +80,27 @@ public final class ExtentMap {
         };
     }
 
+    /**
+     * Whether {@code [logical, +blocks)} is mapped throughout, mapping each block to itself (an extent-API
+     * owner's map): a walk over the runs that meet the range, not the whole map.
+     */
+    public boolean holdsIdentity(long logical, long blocks) {
+        long at = logical, end = logical + blocks;
+        Map.Entry<Long, Run> floor = runs.floorEntry(logical);
+        Iterator<Run> it = from(floor != null ? floor.getKey() : logical);
+        while (at < end && it.hasNext()) {
+            Run r = it.next();
+            if (r.logical() > at) return false; // a hole
+            long rEnd = r.logical() + r.blocks();
+            if (rEnd <= at) continue;
+            if (r.physical() != r.logical()) return false;
+            at = rEnd;
+        }
+        if (at < end && tail != null && tail.logical() <= at && at < tail.logical() + tail.blocks()
+                && tail.physical() == tail.logical()) at = tail.logical() + tail.blocks(); // the range starts in the tail
+        return at >= end;
+    }
+
     public int size() {
         return runs.size() + (tail == null ? 0 : 1);
     }

@@ -212,12 +212,7 @@ public final class VolumeAllocator implements BlockAllocator {
     }
 
     private static boolean holds(ExtentMap m, Extent e) {
-        long covered = 0;
-        for (ExtentMap.Run r : m.runs()) {
-            long a = Math.max(r.physical(), e.start()), b = Math.min(r.physicalEnd(), e.end());
-            if (a < b) covered += b - a;
-        }
-        return covered == e.blocks();
+        return m.holdsIdentity(e.start(), e.blocks());
     }
 
     @Override

@@ -57,6 +57,36 @@ class ExtentMapTest {
         }
     }
 
+    /** An owner's map (each block to itself): holdsIdentity against asking every block, over random ranges. */
+    @Test
+    void holdsIdentityAgreesWithABlockByBlockLook() {
+        Random rnd = new Random(5);
+        for (int round = 0; round < 200; round++) {
+            ExtentMap map = new ExtentMap();
+            boolean[] held = new boolean[600];
+            for (int k = 0; k < 1 + rnd.nextInt(30); k++) {
+                int at = rnd.nextInt(580), len = 1 + rnd.nextInt(20);
+                if (rnd.nextInt(4) == 0) {
+                    map.remove(at, len, false);
+                    for (int i = at; i < at + len; i++) held[i] = false;
+                } else {
+                    map.put(at, at, len, false);
+                    for (int i = at; i < at + len; i++) held[i] = true;
+                }
+            }
+            if (rnd.nextBoolean()) { // a run that is not the identity: mapped, not held
+                map.put(590, 9_000, 5, false);
+                for (int i = 590; i < 595; i++) held[i] = false;
+            }
+            for (int q = 0; q < 50; q++) {
+                int at = rnd.nextInt(600), len = 1 + rnd.nextInt(Math.min(40, 600 - at));
+                boolean want = true;
+                for (int i = at; i < at + len; i++) want &= held[i];
+                assertEquals(want, map.holdsIdentity(at, len), "[" + at + ", +" + len + ") of " + map.runs());
+            }
+        }
+    }
+
     @Test
     void appendsThatContinueTheLastRunKeepOneRun() {
         ExtentMap map = new ExtentMap();
