@@ -63,4 +63,35 @@ class FileTableFullTest {
             }
         }
     }
+
+    /**
+     * New extent owners racing for the table's last blocks: each allocation is answered, the refused ones
+     * with NoSpace and nothing of theirs kept (their blocks go back), the others held; fsck is clean.
+     */
+    @Test
+    void ownersRacingForTheLastBlocksKeepNothingWhenRefused() throws Exception {
+        Path image = Volumes.make(dir, 4);
+        try (Volume v = Volumes.open(image)) {
+            VolumeAllocator a = v.allocator();
+            long free = join(a.freeBlocks());
+            List<java.util.concurrent.CompletableFuture<List<Extent>>> calls = new java.util.ArrayList<>();
+            for (int i = 0; i < 100; i++)
+                calls.add(a.allocate("owner-" + i, 4, 1, 0, -1).toCompletableFuture());
+            long held = 0;
+            int admitted = 0, refused = 0;
+            for (var c : calls) {
+                try {
+                    held += c.get(30, java.util.concurrent.TimeUnit.SECONDS).stream().mapToLong(Extent::blocks).sum();
+                    admitted++;
+                } catch (java.util.concurrent.ExecutionException e) {
+                    assertInstanceOf(AllocationException.NoSpace.class, e.getCause());
+                    refused++;
+                }
+            }
+            assertTrue(admitted >= 32 && refused > 0, admitted + " admitted, " + refused + " refused");
+            assertEquals(4L * admitted, held);
+            assertEquals(free - held, join(a.freeBlocks()), "the refused owners' blocks went back");
+        }
+        assertTrue(Fsck.check(image, false).clean(), () -> Fsck.check(image, false).report());
+    }
 }
