@@ -60,11 +60,13 @@ final class DurableSide {
         for (Metadata.Entry e : before.entries()) used += e.slots().size();
         int reserve = before.layout.fileTableGrowthReserve();
         long free = before.layout.fileTableBlocks() - reserve - used;
-        if (files > free)
-            throw new IllegalArgumentException("the volume's file table has room for " + Math.max(0, free) + " new files"
-                    + " (each takes one of its blocks; " + reserve + " are kept for growth); " + files + " files need a"
-                    + " volume made with mkfs --file-table-blocks " + (used + files + Math.max(1, (used + files + 14) / 15))
+        if (files > free) {
+            long need = used + files;
+            throw new IllegalArgumentException("the volume's file table has room for " + Math.max(0, free)
+                    + " new files (each takes one of its blocks; " + reserve + " are kept for growth); " + files
+                    + " files need a volume made with mkfs --file-table-blocks " + (need + Math.max(1, (need + 14) / 15))
                     + " or more");
+        }
     }
 
     boolean isUsed(long block) {

@@ -96,8 +96,9 @@ public final class ExtentMap {
             if (r.physical() != r.logical()) return false;
             at = rEnd;
         }
+        // With nothing in the tree at or below it, the range can still start inside the tail.
         if (at < end && tail != null && tail.logical() <= at && at < tail.logical() + tail.blocks()
-                && tail.physical() == tail.logical()) at = tail.logical() + tail.blocks(); // the range starts in the tail
+                && tail.physical() == tail.logical()) at = tail.logical() + tail.blocks();
         return at >= end;
     }
 
