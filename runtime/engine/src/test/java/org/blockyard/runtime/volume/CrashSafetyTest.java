@@ -42,6 +42,26 @@ class CrashSafetyTest {
         assertTrue(s.checkpoints() >= 5, "checkpoints under load: " + s);
     }
 
+    /**
+     * Files whose maps span several file-table blocks (every append leaves a hole, so each is a run of its own):
+     * commits log only the blocks that changed, checkpoints write them home along the way, and after the crash
+     * every acknowledged run is where it was.
+     */
+    @Test
+    void acknowledgedRunsOfFilesSpanningManyTableBlocksSurviveACrash() throws Exception {
+        Path image = dir.resolve("long-maps.img");
+        Volume.mkfs(image, Layout.make(4096, 4096L * 8, 4096, 64, 128, 0, 0)); // checkpoints all along
+        Journal.Stats s = abandonMidRunThenCheck(image, Volumes.FAST, v -> v.journalStats().checkpoints() >= 3,
+                2_000, 1);
+        assertTrue(s.checkpoints() >= 3, "checkpoints under load: " + s);
+        try (Volume v = Volumes.open(image)) {
+            int longest = 0;
+            for (String f : v.allocator().files()) longest = Math.max(longest, join(v.allocator().fileExtents(f)).size());
+            assertTrue(longest > 2 * Volumes.layout(4).extentsPerTableBlock(), "maps of three table blocks or more: "
+                    + longest + " extents");
+        }
+    }
+
     @Test
     void acknowledgedChangesSurviveACrashInTheMiddleOfASlicedCheckpoint() throws Exception {
         Path image = dir.resolve("sliced.img");
@@ -101,6 +121,12 @@ class CrashSafetyTest {
 
     private Journal.Stats abandonMidRunThenCheck(Path image, Journal.Settings settings, Predicate<Volume> enough)
             throws Exception {
+        return abandonMidRunThenCheck(image, settings, enough, 400, 0);
+    }
+
+    /** As above, with at least {@code minAcks} acknowledgements, each append leaving {@code hole} blocks unmapped. */
+    private Journal.Stats abandonMidRunThenCheck(Path image, Journal.Settings settings, Predicate<Volume> enough,
+                                                 int minAcks, int hole) throws Exception {
         Map<String, List<BlockRun>> acked = new ConcurrentHashMap<>();
         List<Extent> ackedExtents = java.util.Collections.synchronizedList(new ArrayList<>());
         AtomicInteger acks = new AtomicInteger();
@@ -119,7 +145,7 @@ class CrashSafetyTest {
                         } else {
                             BlockRun r = join(a.getBlocks(file, next, 1 + i % 9, true));
                             acked.computeIfAbsent(file, k -> new ArrayList<>()).add(r);
-                            next += r.blocks();
+                            next += r.blocks() + hole;
                         }
                         acks.incrementAndGet();
                     }
@@ -131,7 +157,7 @@ class CrashSafetyTest {
             threads.add(th);
         }
         long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
-        while ((acks.get() < 400 || !enough.test(v)) && System.nanoTime() < deadline) Thread.sleep(5);
+        while ((acks.get() < minAcks || !enough.test(v)) && System.nanoTime() < deadline) Thread.sleep(5);
         Journal.Stats atCrash = v.journalStats();
         v.abandon(); // calls in flight now are never acknowledged
         for (Thread th : threads) th.join(30_000);
