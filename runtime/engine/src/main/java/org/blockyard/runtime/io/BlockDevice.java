@@ -5,6 +5,8 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
 
+import org.blockyard.api.io.BlockRequest;
+import org.blockyard.api.io.IoFlag;
 import org.blockyard.api.io.IoOp;
 
 /**
@@ -36,6 +38,12 @@ public interface BlockDevice extends Closeable {
      */
     default long performForced(long sector, int sectors, List<ByteBuffer> payloads) throws IOException {
         return perform(IoOp.WRITE, sector, sectors, payloads) + perform(IoOp.FLUSH, 0, 0, List.of());
+    }
+
+    /** Executes a request the queue issued: {@link #performForced} for a FUA write, else {@link #perform}. */
+    default long perform(BlockRequest rq, List<ByteBuffer> payloads) throws IOException {
+        return rq.flags().contains(IoFlag.FUA) ? performForced(rq.sector(), rq.sectors(), payloads)
+                : perform(rq.op(), rq.sector(), rq.sectors(), payloads);
     }
 
     @Override

@@ -21,7 +21,6 @@ import org.blockyard.api.io.ElevatorFactory;
 import org.blockyard.api.io.ElevatorSwitch;
 import org.blockyard.api.io.IoCompletion;
 import org.blockyard.api.io.IoException;
-import org.blockyard.api.io.IoFlag;
 import org.blockyard.api.io.IoRequest;
 import org.blockyard.api.io.QueueStats;
 
@@ -256,8 +255,7 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
         for (Request.Bio b : rq.bios) if (b.io().payload() != null) payloads.add(b.io().payload());
         CompletableFuture<Long> io = CompletableFuture.supplyAsync(() -> {
             try {
-                return rq.flags().contains(IoFlag.FUA) ? device.performForced(rq.sector(), rq.sectors(), payloads)
-                        : device.perform(rq.op(), rq.sector(), rq.sectors(), payloads);
+                return device.perform(rq, payloads);
             } catch (IOException e) {
                 throw new java.io.UncheckedIOException(e);
             }

@@ -10,7 +10,6 @@ import java.util.function.BiConsumer;
 
 import org.blockyard.api.io.ElevatorSwitch;
 import org.blockyard.api.io.IoCompletion;
-import org.blockyard.api.io.IoFlag;
 import org.blockyard.api.io.IoRequest;
 import org.blockyard.api.io.QueueStats;
 
@@ -99,8 +98,7 @@ public final class Simulation {
             long service;
             Throwable error = null;
             try {
-                service = rq.flags().contains(IoFlag.FUA) ? device.performForced(rq.sector(), rq.sectors(), payloads)
-                        : device.perform(rq.op(), rq.sector(), rq.sectors(), payloads);
+                service = device.perform(rq, payloads);
             } catch (IOException e) {
                 service = 0;
                 error = e;

@@ -87,7 +87,8 @@ public final class ExtentMap {
     public boolean holdsIdentity(long logical, long blocks) {
         long at = logical, end = logical + blocks;
         Map.Entry<Long, Run> floor = runs.floorEntry(logical);
-        Iterator<Run> it = from(floor != null ? floor.getKey() : logical);
+        // From the tree's run at or below it; with none, from the first run (the tail may hold the range).
+        Iterator<Run> it = from(floor != null ? floor.getKey() : Long.MIN_VALUE);
         while (at < end && it.hasNext()) {
             Run r = it.next();
             if (r.logical() > at) return false; // a hole
@@ -96,9 +97,6 @@ public final class ExtentMap {
             if (r.physical() != r.logical()) return false;
             at = rEnd;
         }
-        // With nothing in the tree at or below it, the range can still start inside the tail.
-        if (at < end && tail != null && tail.logical() <= at && at < tail.logical() + tail.blocks()
-                && tail.physical() == tail.logical()) at = tail.logical() + tail.blocks();
         return at >= end;
     }
 
