@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -126,13 +127,25 @@ public final class Report {
      * The median of several runs of one configuration: numbers are replaced by their median across
      * {@code runs}, inside nested maps (latency percentiles, histograms) and lists of the same length
      * (series over time) too, element by element; a key some runs lack counts as 0 in a nested map (a
-     * histogram's empty bucket); other values are taken from the first run; {@code runs} is added.
+     * histogram's empty bucket); other values are taken from the first run; {@code runs} is added, and
+     * {@code per_run}: every run's value, in order, of each top-level figure a reader checks for scatter and
+     * warm-up (the rates, {@code *_per_s}, and {@code durable_vs_memory}, {@code elapsed_s}, {@code jit_ms}).
      */
     public static Map<String, Object> median(List<Map<String, Object>> runs) {
         Map<String, Object> out = medianMap(runs);
         out.put("runs", runs.size());
+        Map<String, Object> perRun = new LinkedHashMap<>();
+        for (String k : out.keySet()) {
+            if (!(out.get(k) instanceof Number) || !(k.endsWith("_per_s") || PER_RUN.contains(k))) continue;
+            List<Object> values = new ArrayList<>();
+            for (Map<String, Object> run : runs) values.add(run.get(k));
+            perRun.put(k, values);
+        }
+        if (!perRun.isEmpty()) out.put("per_run", perRun);
         return out;
     }
+
+    private static final Set<String> PER_RUN = Set.of("durable_vs_memory", "elapsed_s", "jit_ms");
 
     private static Map<String, Object> medianMap(List<Map<String, Object>> maps) {
         java.util.LinkedHashSet<String> keys = new java.util.LinkedHashSet<>();

@@ -16,12 +16,13 @@ import picocli.CommandLine.Spec;
 
 /**
  * The options every allocator benchmark shares, and the loop they drive: one unmeasured warm-up run of every
- * policy, then {@code --runs} rounds of one measured run of each, every policy's runs reduced to their
- * median; the rows are written as JSON ({@link BenchJson}), with a progress line on standard error while it
- * runs. The rounds interleave the policies so that none is measured while the JIT still compiles for
- * another, or the heap still holds another's garbage: run one after the other, the first policy measured
- * paid for both (smallfiles' actors made 67,000 to 149,000 files/s measured first, 169,000 to 270,000
- * measured after the lock).
+ * policy ({@code --warmup-runs} rounds of them), then {@code --runs} rounds of one measured run of each, every
+ * policy's runs reduced to their median (each rate of every run kept beside it, {@link Report#median}); the
+ * rows are written as JSON ({@link BenchJson}), with a progress line on standard error while it runs. The
+ * rounds interleave the policies so that none is measured while the JIT still compiles for another, or the
+ * heap still holds another's garbage: run one after the other, the first policy measured paid for both
+ * (smallfiles' actors made 67,000 to 149,000 files/s measured first, 169,000 to 270,000 measured after the
+ * lock).
  */
 public final class RunOptions {
 
@@ -31,6 +32,11 @@ public final class RunOptions {
     @Option(names = "--warmup", defaultValue = "true", negatable = true, fallbackValue = "true",
             description = "run every policy once first, unmeasured, before any measured run, so the JIT has compiled the hot paths of all of them (default on)")
     boolean warmup;
+
+    @Option(names = "--warmup-runs", paramLabel = "N", defaultValue = "1",
+            description = "rounds of unmeasured warm-up runs with --warmup (default ${DEFAULT-VALUE}); on two cores the"
+                    + " JIT is still compiling after several, so a figure meant as a steady state wants 5 or more")
+    int warmupRuns = 1;
 
     @Option(names = "--runs", defaultValue = "1",
             description = "measured runs per policy, in rounds of one run of each policy; with more than one, each policy's row is the median of every figure (default ${DEFAULT-VALUE})")
@@ -73,12 +79,14 @@ public final class RunOptions {
     /** Runs {@code run} for each policy as the options say; answers one row per policy. */
     public List<Map<String, Object>> measure(List<String> policies, Function<String, Map<String, Object>> run) {
         BadOption.atLeast("--runs", runs, 1);
+        BadOption.atLeast("--warmup-runs", warmupRuns, 1);
         List<String> names = policies.stream().map(String::trim).toList();
         List<List<Map<String, Object>>> all = new ArrayList<>();
         for (int k = 0; k < names.size(); k++) all.add(new ArrayList<>());
-        int total = names.size() * (runs + (warmup ? 1 : 0)), done = 0;
+        int warmups = warmup ? warmupRuns : 0;
+        int total = names.size() * (runs + warmups), done = 0;
         try (Progress p = progress()) {
-            if (warmup) {
+            for (int i = 0; i < warmups; i++) {
                 for (String policy : names) {
                     status(progress(done, total, policy + " (warm-up)"));
                     run.apply(policy);

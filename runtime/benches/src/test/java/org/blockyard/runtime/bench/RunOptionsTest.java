@@ -1,6 +1,8 @@
 package org.blockyard.runtime.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -34,6 +36,34 @@ class RunOptionsTest {
         assertEquals("a", rows.get(0).get("policy"));
         assertEquals(5.0, rows.get(0).get("n"), "a's measured runs were calls 3, 5 and 7: median 5");
         assertEquals(6.0, rows.get(1).get("n"), "b's were 4, 6 and 8");
+    }
+
+    @Test
+    void warmUpRoundsComeFirstAndEveryRunsRateIsKept() {
+        List<String> order = new ArrayList<>();
+        RunOptions o = options(true, 3);
+        o.warmupRuns = 2;
+        List<Map<String, Object>> rows = o.measure(List.of("a", "b"), p -> {
+            order.add(p);
+            Map<String, Object> row = Report.row();
+            row.put("policy", p);
+            row.put("allocs_per_s", (double) order.size());
+            row.put("messages", 7L);
+            return row;
+        });
+        assertEquals(List.of("a", "b", "a", "b", "a", "b", "a", "b", "a", "b"), order);
+        assertEquals(7.0, rows.get(0).get("allocs_per_s"), "a's measured runs were calls 5, 7 and 9");
+        @SuppressWarnings("unchecked")
+        Map<String, Object> perRun = (Map<String, Object>) rows.get(0).get("per_run");
+        assertEquals(List.of(5.0, 7.0, 9.0), perRun.get("allocs_per_s"));
+        assertFalse(perRun.containsKey("messages"), "counts are not rates");
+    }
+
+    @Test
+    void warmUpRunsBelowOneAreRefused() {
+        RunOptions o = options(true, 1);
+        o.warmupRuns = 0;
+        assertThrows(BadOption.class, () -> o.measure(List.of("a"), p -> Report.row()));
     }
 
     @Test
