@@ -151,8 +151,7 @@ public final class Metadata {
                 p.corrupt(Structure.BITMAP, m.layout.bitmapBlock(group), "bitmap of group " + group
                         + " fails its checksum (descriptor says " + Integer.toHexString(storedCrc[group]) + ", block has "
                         + Integer.toHexString(crc) + ")");
-            ByteBuffer o = Layout.le(bytes);
-            for (int w = 0; w < m.bitmaps[group].length; w++) m.bitmaps[group][w] = o.getLong(w * 8);
+            Layout.le(bytes).asLongBuffer().get(m.bitmaps[group]);
             m.bitmapCrc[group] = crc;
             m.bitmapCrcValid[group] = true;
             m.free[group] = m.countFree(group);
@@ -173,6 +172,8 @@ public final class Metadata {
     }
 
     private byte[] readBitmap(BlockReader reader, int group) {
+        if (layout.bitmapBlocks() == 1 && layout.blockSize() >= layout.bitmapBytes())
+            return reader.read(layout.bitmapBlock(group)); // only read below
         byte[] out = new byte[Math.max(layout.bitmapBytes(), layout.bitmapBlocks() * layout.blockSize())];
         for (int i = 0; i < layout.bitmapBlocks(); i++)
             System.arraycopy(reader.read(layout.bitmapBlock(group) + i), 0, out, i * layout.blockSize(), layout.blockSize());
