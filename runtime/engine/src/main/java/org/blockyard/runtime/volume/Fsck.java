@@ -180,13 +180,11 @@ public final class Fsck {
                             + r.blocks() + " lies outside the volume [0, " + g.totalBlocks() + ")", false);
                     continue;
                 }
-                for (long b = r.physical(); b < r.physicalEnd(); b++) {
-                    if (g.isSystemZone(b)) {
-                        problem(1, Kind.SYSTEM_ZONE_OWNED, who(e) + " logical " + (r.logical() + (b - r.physical()))
-                                + ": physical block " + b + " is in the system zone (" + layout.structureOf(b) + ")", false);
-                        break;
-                    }
-                }
+                long b = firstSystemBlock(g, r.physical(), r.physicalEnd());
+                if (b >= 0)
+                    problem(1, Kind.SYSTEM_ZONE_OWNED, who(e) + " logical " + (r.logical() + (b - r.physical()))
+                            + ": physical block " + b + " is in the system zone (" + layout.structureOf(b) + ")",
+                            false);
                 pieces.add(new Piece(e, r.logical(), r.physical(), r.blocks()));
             }
         }
@@ -212,37 +210,37 @@ public final class Fsck {
             boolean changed = false;
             long base = g.groupStart(group);
             int from = g.systemBlocks(group), to = g.groupBlocks(group);
-            for (int i = 0; i < from; i++) if (!bit(want, i)) {
+            for (int i = Metadata.nextBit(want, 0, from, false); i < from;
+                 i = Metadata.nextBit(want, i + 1, from, false)) {
                 problem(5, Kind.SYSTEM_ZONE_FREE, "group " + group + ": system-zone block " + (base + i) + " ("
                         + layout.structureOf(base + i) + ") is marked free", true);
-                set(want, i, true);
+                Metadata.setBits(want, i, 1, true);
                 changed = true;
             }
-            int i = from;
-            while (i < to) {
-                boolean o = bit(owned[group], i), u = bit(want, i);
-                if (o == u) {
-                    i++;
-                    continue;
-                }
+            // Compared a word at a time (an 8 TiB volume has 2^31 blocks); each run that differs is wholly owned
+            // and free, or wholly used and unowned: it ends where the bits agree again or the owners' bit flips.
+            long[] differ = differing(owned[group], want, from, to);
+            for (int i = differ == null ? to : Metadata.nextBit(differ, from, to, true); i < to; ) {
+                boolean o = bit(owned[group], i);
                 int s = i;
-                while (i < to && bit(owned[group], i) == o && bit(want, i) == u) i++;
+                i = Math.min(Metadata.nextBit(differ, s, to, false), Metadata.nextBit(owned[group], s, to, !o));
                 if (bitmapBad[group]) { // an untrusted bitmap is rebuilt, not compared
-                    for (int k = s; k < i; k++) set(want, k, o);
+                    Metadata.setBits(want, s, i - s, o);
                     changed = true;
                 } else if (o) {
                     problem(5, Kind.OWNED_BUT_FREE, "blocks " + (base + s) + ".." + (base + i - 1) + " are owned by "
                             + owners(meta, base + s) + " but marked free in the bitmap of group " + group, true);
-                    for (int k = s; k < i; k++) set(want, k, true);
+                    Metadata.setBits(want, s, i - s, true);
                     changed = true;
                 } else {
                     problem(5, Kind.LEAK, "blocks " + (base + s) + ".." + (base + i - 1) + " are marked used in group "
                             + group + " but owned by no file or owner (leak)", !tableBad[0]);
                     if (!tableBad[0]) {
-                        for (int k = s; k < i; k++) set(want, k, false);
+                        Metadata.setBits(want, s, i - s, false);
                         changed = true;
                     }
                 }
+                i = Metadata.nextBit(differ, i, to, true);
             }
             if (changed) meta.replaceBitmap(group, want);
             if (!bitmapBad[group] && meta.storedFree(group) != countFree(want, from, to))
@@ -288,15 +286,42 @@ public final class Fsck {
         return (w[i >>> 6] & (1L << (i & 63))) != 0;
     }
 
-    private static void set(long[] w, int i, boolean v) {
-        if (v) w[i >>> 6] |= 1L << (i & 63);
-        else w[i >>> 6] &= ~(1L << (i & 63));
+    /** The words where {@code a} and {@code b} differ within bits {@code [from, to)}, or null where none do. */
+    static long[] differing(long[] a, long[] b, int from, int to) {
+        long[] differ = null;
+        for (int w = from >>> 6; w <= (to - 1) >>> 6; w++) {
+            long d = a[w] ^ b[w];
+            if (w == from >>> 6) d &= -1L << (from & 63);
+            if (w == (to - 1) >>> 6 && (to & 63) != 0) d &= (1L << (to & 63)) - 1;
+            if (d == 0) continue;
+            if (differ == null) differ = new long[a.length];
+            differ[w] = d;
+        }
+        return differ;
     }
 
-    private static long countFree(long[] w, int from, int to) {
-        long n = 0;
-        for (int i = from; i < to; i++) if (!bit(w, i)) n++;
-        return n;
+    /** Clear bits of {@code w} in {@code [from, to)}, a word at a time. */
+    static long countFree(long[] w, int from, int to) {
+        long used = 0;
+        for (int i = from; i < to; ) {
+            int n = Math.min(64 - (i & 63), to - i);
+            long mask = n == 64 ? -1L : ((1L << n) - 1) << (i & 63);
+            used += Long.bitCount(w[i >>> 6] & mask);
+            i += n;
+        }
+        return (to - from) - used;
+    }
+
+    /** The first block of {@code [start, end)} in some group's system zone, or -1: one test per group it crosses. */
+    static long firstSystemBlock(Geometry g, long start, long end) {
+        for (long b = start; b < end; ) {
+            int group = g.groupOf(b);
+            long zoneEnd = g.groupStart(group) + g.systemBlocks(group);
+            if (b < zoneEnd) return b;
+            if (group + 1 >= g.groups()) return -1;
+            b = g.groupStart(group + 1);
+        }
+        return -1;
     }
 
     /**
