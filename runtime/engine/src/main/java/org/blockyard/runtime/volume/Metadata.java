@@ -533,9 +533,14 @@ public final class Metadata {
         return new long[] {freed, set};
     }
 
-    /** One bitmap per group of the data blocks some entry owns. */
+    /**
+     * One bitmap per group of the data blocks some entry owns. The groups no entry owns a block in share one
+     * all-clear array (an 8 TiB volume has 65,536 groups of 4 KiB bitmaps): read the rows, never write them.
+     */
     public long[][] ownedBitmaps() {
-        long[][] owned = new long[geometry.groups()][geometry.blocksPerGroup() / 64];
+        long[] none = new long[geometry.blocksPerGroup() / 64];
+        long[][] owned = new long[geometry.groups()][];
+        Arrays.fill(owned, none);
         for (Entry e : entries.values())
             for (ExtentMap.Run r : e.map.runs()) {
                 long b = Math.max(0, r.physical()), end = Math.min(geometry.totalBlocks(), r.physicalEnd());
@@ -543,6 +548,7 @@ public final class Metadata {
                     int g = geometry.groupOf(b);
                     long groupStart = geometry.groupStart(g);
                     int i = (int) (b - groupStart), stop = (int) Math.min(end - groupStart, geometry.groupBlocks(g));
+                    if (owned[g] == none) owned[g] = new long[none.length];
                     setBits(owned[g], i, stop - i, true);
                     b = groupStart + stop;
                 }
