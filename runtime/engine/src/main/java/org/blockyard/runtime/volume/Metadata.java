@@ -74,6 +74,8 @@ public final class Metadata {
     private final long[] free;
     private final int[] bitmapCrc;
     private final boolean[] bitmapCrcValid;
+    /** Per group: its bitmap was never written (descriptor flag {@link #FLAG_UNINIT}); set only by mkfs. */
+    private final boolean[] uninit;
     private final Map<Long, Entry> entries = new LinkedHashMap<>();
     private final Map<String, Entry> byName = new HashMap<>();
     private final long[] slotOwner; // entry id per file-table slot; 0 = free
@@ -97,6 +99,7 @@ public final class Metadata {
         this.free = new long[groups];
         this.bitmapCrc = new int[groups];
         this.bitmapCrcValid = new boolean[groups];
+        this.uninit = new boolean[groups];
         this.groupDirtyIn = new long[groups];
         this.descriptorImages = new byte[layout.gdtBlocks()][];
         this.descriptorCurrent = new boolean[groups];
@@ -104,16 +107,31 @@ public final class Metadata {
         this.slotIndex = new int[layout.fileTableBlocks()];
     }
 
-    /** A freshly made volume: system zones set, everything else free, no files. */
+    /** Descriptor flag: the group's bitmap was never written; it is {@link #initialBitmap}'s, and not read. */
+    static final int FLAG_UNINIT = 1;
+
+    /**
+     * A freshly made volume: system zones set, everything else free, no files. With the superblock's
+     * {@link Superblock#INCOMPAT_UNINIT_BITMAPS} every group's bitmap is left unwritten (only its descriptor
+     * says so), as mke2fs leaves ext4's: mkfs of a 13 TiB volume then writes a few thousand blocks, not 106,496
+     * scattered bitmaps, and an open reads the bitmaps of the groups that were ever used.
+     */
     public static Metadata fresh(Superblock sb) {
         Metadata m = new Metadata(sb);
         for (int g = 0; g < m.geometry.groups(); g++) {
-            m.setBits(g, 0, m.geometry.systemBlocks(g), true);
-            int blocks = m.geometry.groupBlocks(g);
-            m.setBits(g, blocks, m.geometry.blocksPerGroup() - blocks, true);
-            m.free[g] = blocks - m.geometry.systemBlocks(g);
+            m.initialBitmap(g);
+            m.free[g] = m.geometry.groupBlocks(g) - m.geometry.systemBlocks(g);
+            m.uninit[g] = sb.uninitBitmaps();
         }
         return m;
+    }
+
+    /** A bitmap never written: the system zone and the padding past a short last group set, the rest free. */
+    private void initialBitmap(int g) {
+        Arrays.fill(bitmaps[g], 0);
+        setBits(g, 0, geometry.systemBlocks(g), true);
+        int blocks = geometry.groupBlocks(g);
+        setBits(g, blocks, geometry.blocksPerGroup() - blocks, true);
     }
 
     /**
@@ -142,9 +160,22 @@ public final class Metadata {
                             + o.getLong(off) + ", not " + m.layout.bitmapBlock(group));
                 storedFree[group] = Integer.toUnsignedLong(o.getInt(off + 8));
                 storedCrc[group] = o.getInt(off + 16);
+                int flags = o.getInt(off + 12);
+                if ((flags & ~FLAG_UNINIT) != 0 || (flags != 0 && !sb.uninitBitmaps()))
+                    p.corrupt(Structure.GROUP_DESCRIPTOR, block, "descriptor of group " + group + " has flags 0x"
+                            + Integer.toHexString(flags) + ", which this volume's features do not allow");
+                else m.uninit[group] = flags == FLAG_UNINIT;
             }
         }
         for (int group = 0; group < g.groups(); group++) {
+            if (m.uninit[group]) { // never written: nothing on disk to read or check
+                m.initialBitmap(group);
+                m.free[group] = m.countFree(group);
+                if (problems == null && m.free[group] != storedFree[group])
+                    p.corrupt(Structure.GROUP_DESCRIPTOR, m.layout.descriptorBlock(group), "group " + group + " counts "
+                            + storedFree[group] + " free blocks, its unwritten bitmap " + m.free[group]);
+                continue;
+            }
             byte[] bytes = m.readBitmap(reader, group);
             int crc = Layout.crc(m.seed, group, bytes, 0, m.layout.bitmapBytes());
             if (crc != storedCrc[group])
@@ -368,6 +399,7 @@ public final class Metadata {
     }
 
     private void dirtyGroup(int group) {
+        uninit[group] = false; // its bitmap block goes out with this commit, with the descriptor that says so
         bitmapCrcValid[group] = false;
         descriptorCurrent[group] = false;
         if (groupDirtyIn[group] == commitNumber) return; // its blocks are in this commit already
@@ -614,8 +646,9 @@ public final class Metadata {
                 if (group >= geometry.groups()) break;
                 if (descriptorCurrent[group]) continue;
                 int off = i * Layout.DESCRIPTOR_BYTES;
-                c.putLong(off, layout.bitmapBlock(group)).putInt(off + 8, (int) free[group]).putInt(off + 12, 0)
-                        .putInt(off + 16, bitmapCrc(group));
+                c.putLong(off, layout.bitmapBlock(group)).putInt(off + 8, (int) free[group])
+                        .putInt(off + 12, uninit[group] ? FLAG_UNINIT : 0)
+                        .putInt(off + 16, uninit[group] ? 0 : bitmapCrc(group));
                 c.putInt(off + 28, Layout.crc(seed, group, cached, off, 28));
                 descriptorCurrent[group] = true;
             }
@@ -665,11 +698,11 @@ public final class Metadata {
         return bitmapCrc[group];
     }
 
-    /** Every metadata block (mkfs writes them all). */
+    /** Every metadata block mkfs writes: all but the bitmaps of groups left unwritten. */
     public List<Long> allBlocks() {
         List<Long> out = new ArrayList<>();
         for (int g = 0; g < geometry.groups(); g++)
-            for (int i = 0; i < layout.bitmapBlocks(); i++) out.add(layout.bitmapBlock(g) + i);
+            if (!uninit[g]) for (int i = 0; i < layout.bitmapBlocks(); i++) out.add(layout.bitmapBlock(g) + i);
         for (int k = 0; k < layout.gdtBlocks(); k++) out.add(layout.gdtStart() + k);
         for (int s = 0; s < layout.fileTableBlocks(); s++) out.add(layout.fileTableStart() + s);
         return out;

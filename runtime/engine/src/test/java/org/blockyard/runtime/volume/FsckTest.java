@@ -179,7 +179,7 @@ class FsckTest {
     @Test
     void checksumFailuresAreFoundAndRewritten() {
         Layout l = Volumes.layout(4);
-        Tamper.flip(image, l.bitmapBlock(1) * 4096 + 300);
+        Tamper.flip(image, l.bitmapBlock(Tamper.groupOf(image, "a")) * 4096 + 300);
         checkFinds(Kind.BITMAP_CHECKSUM);
         repairFixesIt();
         Tamper.flip(image, l.gdtStart() * 4096 + 2 * Layout.DESCRIPTOR_BYTES + 1);

@@ -59,6 +59,12 @@ final class Tamper {
         }
     }
 
+    /** The group holding the first block of file {@code name}. */
+    static int groupOf(Path image, String name) {
+        Metadata m = Volume.inspect(image);
+        return m.geometry.groupOf(m.entry(name).map.runs().get(0).physical());
+    }
+
     static String digest(Path image) {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(image)));
