@@ -71,6 +71,7 @@ public final class Metadata {
     public final Geometry geometry;
     private final byte[] seed;
     private final long[][] bitmaps;
+    private final long[][] initialRows; // read-only, see row()
     private final long[] free;
     private final int[] bitmapCrc;
     private final boolean[] bitmapCrcValid;
@@ -95,7 +96,8 @@ public final class Metadata {
         this.geometry = layout.geometry();
         this.seed = sb.uuidBytes();
         int groups = geometry.groups();
-        this.bitmaps = new long[groups][geometry.blocksPerGroup() / 64];
+        this.bitmaps = new long[groups][]; // null: the group's initial bitmap (row), until it changes
+        this.initialRows = new long[][] {initialRow(0), initialRow(Math.min(1, groups - 1)), initialRow(groups - 1)};
         this.free = new long[groups];
         this.bitmapCrc = new int[groups];
         this.bitmapCrcValid = new boolean[groups];
@@ -128,10 +130,32 @@ public final class Metadata {
 
     /** A bitmap never written: the system zone and the padding past a short last group set, the rest free. */
     private void initialBitmap(int g) {
-        Arrays.fill(bitmaps[g], 0);
-        setBits(g, 0, geometry.systemBlocks(g), true);
+        bitmaps[g] = null;
+    }
+
+    /**
+     * Group {@code g}'s bitmap words, to read only. A group's row stays null until it first changes, and reads
+     * one of three shared initial rows (group 0's, the last group's, and every other group's, which are all
+     * alike): an 8 TiB volume's 65,536 groups no longer take 256 MiB here while most of them are empty.
+     */
+    private long[] row(int g) {
+        long[] r = bitmaps[g];
+        if (r != null) return r;
+        return g == 0 ? initialRows[0] : g == geometry.groups() - 1 ? initialRows[2] : initialRows[1];
+    }
+
+    private long[] initialRow(int g) {
+        long[] w = new long[geometry.blocksPerGroup() / 64];
         int blocks = geometry.groupBlocks(g);
-        setBits(g, blocks, geometry.blocksPerGroup() - blocks, true);
+        setBits(w, 0, geometry.systemBlocks(g), true);
+        setBits(w, blocks, geometry.blocksPerGroup() - blocks, true);
+        return w;
+    }
+
+    /** Group {@code g}'s own bitmap words, to change: a copy of the initial row the first time. */
+    private long[] writableRow(int g) {
+        if (bitmaps[g] == null) bitmaps[g] = row(g).clone();
+        return bitmaps[g];
     }
 
     /**
@@ -182,6 +206,7 @@ public final class Metadata {
                 p.corrupt(Structure.BITMAP, m.layout.bitmapBlock(group), "bitmap of group " + group
                         + " fails its checksum (descriptor says " + Integer.toHexString(storedCrc[group]) + ", block has "
                         + Integer.toHexString(crc) + ")");
+            m.bitmaps[group] = new long[g.blocksPerGroup() / 64];
             Layout.le(bytes).asLongBuffer().get(m.bitmaps[group]);
             m.bitmapCrc[group] = crc;
             m.bitmapCrcValid[group] = true;
@@ -330,13 +355,13 @@ public final class Metadata {
     public boolean isUsed(long block) {
         int g = geometry.groupOf(block);
         int bit = (int) (block - geometry.groupStart(g));
-        return (bitmaps[g][bit >>> 6] & (1L << (bit & 63))) != 0;
+        return (row(g)[bit >>> 6] & (1L << (bit & 63))) != 0;
     }
 
     /** Calls {@code run(start, blocks)} for each run of used data blocks of {@code group} (absolute). */
     public void forEachUsedDataRun(int group, java.util.function.BiConsumer<Long, Integer> run) {
         long base = geometry.groupStart(group);
-        long[] words = bitmaps[group];
+        long[] words = row(group);
         int to = geometry.groupBlocks(group);
         for (int i = nextBit(words, geometry.systemBlocks(group), to, true); i < to; ) {
             int end = nextBit(words, i, to, false);
@@ -358,7 +383,7 @@ public final class Metadata {
     }
 
     private boolean bit(int group, int i) {
-        return (bitmaps[group][i >>> 6] & (1L << (i & 63))) != 0;
+        return (row(group)[i >>> 6] & (1L << (i & 63))) != 0;
     }
 
     private long countFree(int group) {
@@ -366,7 +391,7 @@ public final class Metadata {
         long used = 0;
         for (int i = from; i < to; ) {
             if ((i & 63) == 0 && i + 64 <= to) {
-                used += Long.bitCount(bitmaps[group][i >>> 6]);
+                used += Long.bitCount(row(group)[i >>> 6]);
                 i += 64;
             } else {
                 if (bit(group, i)) used++;
@@ -380,7 +405,7 @@ public final class Metadata {
 
     /** Sets or clears bits {@code [from, from + count)} of a group (relative); answers how many changed. */
     private int setBits(int group, int from, int count, boolean used) {
-        return setBits(bitmaps[group], from, count, used);
+        return setBits(writableRow(group), from, count, used);
     }
 
     /** Sets or clears bits {@code [from, from + count)} of {@code words}, a word at a time; answers how many changed. */
@@ -543,7 +568,7 @@ public final class Metadata {
         long freed = 0, set = 0;
         for (int g = 0; g < geometry.groups(); g++) {
             int from = geometry.systemBlocks(g), to = geometry.groupBlocks(g);
-            long[] have = bitmaps[g], want = owned[g];
+            long[] have = row(g), want = owned[g];
             long[] differ = null;
             for (int w = from >>> 6; w <= (to - 1) >>> 6; w++) {
                 long d = have[w] ^ want[w];
@@ -591,13 +616,13 @@ public final class Metadata {
 
     /** Rewrites a group's bitmap from {@code want} (fsck --repair). */
     public void replaceBitmap(int group, long[] want) {
-        System.arraycopy(want, 0, bitmaps[group], 0, want.length);
+        System.arraycopy(want, 0, writableRow(group), 0, want.length);
         free[group] = countFree(group);
         dirtyGroup(group);
     }
 
     public long[] bitmapWords(int group) {
-        return bitmaps[group].clone();
+        return row(group).clone();
     }
 
     /** Marks every metadata block dirty (fsck --repair rewrites them all with fresh checksums). */
@@ -631,7 +656,7 @@ public final class Metadata {
         long rel = block - geometry.groupStart(g);
         if (rel >= 1 && rel <= layout.bitmapBlocks()) {
             int wordsPerBlock = bs / 8, from = (int) (rel - 1) * wordsPerBlock;
-            long[] words = bitmaps[g];
+            long[] words = row(g);
             o.asLongBuffer().put(words, from, Math.max(0, Math.min(words.length, from + wordsPerBlock) - from));
             return;
         }
@@ -686,7 +711,7 @@ public final class Metadata {
         if (bitmapScratch == null)
             bitmapScratch = new byte[Math.max(layout.bitmapBytes(), layout.bitmapBlocks() * layout.blockSize())];
         byte[] out = bitmapScratch;
-        Layout.le(out).asLongBuffer().put(bitmaps[group]);
+        Layout.le(out).asLongBuffer().put(row(group));
         return out;
     }
 
