@@ -1,6 +1,7 @@
 package org.blockyard.runtime.alloc;
 
 import java.util.Arrays;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The block bitmap of one block group: bit {@code b} is 1 when group-relative block {@code b} is used.
@@ -59,7 +60,14 @@ public final class Bitmap {
     }
 
     private final int sizeBits;
-    private final long[] bits;
+    /**
+     * The words. A new bitmap shares one all-zero array per size with every other (never written), and a
+     * {@link #sharingCopy} its template's; each takes its own copy at its first change, so a volume's empty
+     * groups (most of a new 8 TiB volume's 65,536) cost no 4 KiB each. Only {@link #writeWord} writes.
+     */
+    private long[] bits;
+    private boolean ownBits;
+    private static final ConcurrentHashMap<Integer, long[]> ZEROS = new ConcurrentHashMap<>();
     /** hasFree[k][i] bit j: the word at index 64*i+j one level down has a free bit (see class comment). */
     private final long[][] hasFree;
     /** hasUsed[k][i] bit j: the word at index 64*i+j one level down has a used bit. */
@@ -79,7 +87,7 @@ public final class Bitmap {
                     "bitmap size must be a positive multiple of 64 bits, got " + sizeBits);
         }
         this.sizeBits = sizeBits;
-        this.bits = new long[sizeBits >>> 6];
+        this.bits = ZEROS.computeIfAbsent(sizeBits >>> 6, long[]::new);
         int levels = 0;
         for (int n = bits.length; n > 1; n = (n + 63) >>> 6) {
             levels++;
@@ -99,7 +107,8 @@ public final class Bitmap {
 
     private Bitmap(Bitmap other) {
         this.sizeBits = other.sizeBits;
-        this.bits = other.bits.clone();
+        this.bits = other.ownBits ? other.bits.clone() : other.bits;
+        this.ownBits = other.ownBits;
         this.hasFree = deepClone(other.hasFree);
         this.hasUsed = deepClone(other.hasUsed);
         this.usedCount = other.usedCount;
@@ -358,6 +367,17 @@ public final class Bitmap {
         return new Bitmap(this);
     }
 
+    /**
+     * A copy that shares this bitmap's words until its own first change. This bitmap must never change
+     * again: it is a template, such as {@link BlockGroup}'s initial bitmap of a group shape.
+     */
+    Bitmap sharingCopy() {
+        Bitmap b = new Bitmap(this);
+        b.bits = bits;
+        b.ownBits = false;
+        return b;
+    }
+
     /** True when {@code other} has the same size and the same used blocks. */
     public boolean sameBits(Bitmap other) {
         return other != null && other.sizeBits == sizeBits && Arrays.equals(other.bits, bits);
@@ -499,6 +519,10 @@ public final class Bitmap {
         long old = bits[index];
         if (old == value) {
             return;
+        }
+        if (!ownBits) {
+            bits = bits.clone();
+            ownBits = true;
         }
         bits[index] = value;
         usedCount += Long.bitCount(value) - Long.bitCount(old);

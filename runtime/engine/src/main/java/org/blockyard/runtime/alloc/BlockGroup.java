@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.AllocationPolicy;
@@ -97,6 +98,10 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
     private final Map<Long, Window> byFile = new HashMap<>();
     private GroupJournal journal = GroupJournal.NONE;
 
+    /** A group's shape, and the bitmap every group of that shape starts from (never changed: shared). */
+    private record Shape(int bits, int system, int blocks) {}
+    private static final ConcurrentHashMap<Shape, Bitmap> INITIAL = new ConcurrentHashMap<>();
+
     public BlockGroup(Geometry geometry, int group, AllocationPolicy policy) {
         this.group = group;
         this.start = geometry.groupStart(group);
@@ -105,11 +110,14 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         this.firstData = start + geometry.systemBlocks(group);
         this.stripeBlocks = geometry.stripeBlocks();
         this.policy = policy;
-        int bits = (blocks + 63) & ~63;
-        this.bitmap = new Bitmap(bits);
+        int bits = (blocks + 63) & ~63, system = geometry.systemBlocks(group);
+        this.bitmap = INITIAL.computeIfAbsent(new Shape(bits, system, blocks), s -> {
+            Bitmap b = new Bitmap(bits);
+            b.setUsed(0, system);
+            if (bits > blocks) b.setUsed(blocks, bits - blocks); // padding past a short last group
+            return b;
+        }).sharingCopy();
         this.runs = new FreeRunIndex(bits);
-        bitmap.setUsed(0, geometry.systemBlocks(group));
-        if (bits > blocks) bitmap.setUsed(blocks, bits - blocks); // padding past a short last group
         runs.rebuild(bitmap);
     }
 
