@@ -105,10 +105,11 @@ public final class Bitmap {
         }
     }
 
-    private Bitmap(Bitmap other) {
+    /** A copy of {@code other}; with {@code share}, sharing its words until the copy's first change. */
+    private Bitmap(Bitmap other, boolean share) {
         this.sizeBits = other.sizeBits;
-        this.bits = other.ownBits ? other.bits.clone() : other.bits;
-        this.ownBits = other.ownBits;
+        this.ownBits = other.ownBits && !share;
+        this.bits = ownBits ? other.bits.clone() : other.bits;
         this.hasFree = deepClone(other.hasFree);
         this.hasUsed = deepClone(other.hasUsed);
         this.usedCount = other.usedCount;
@@ -364,7 +365,7 @@ public final class Bitmap {
     // ---------------------------------------------------------------- checks
 
     public Bitmap copy() {
-        return new Bitmap(this);
+        return new Bitmap(this, false);
     }
 
     /**
@@ -372,10 +373,7 @@ public final class Bitmap {
      * again: it is a template, such as {@link BlockGroup}'s initial bitmap of a group shape.
      */
     Bitmap sharingCopy() {
-        Bitmap b = new Bitmap(this);
-        b.bits = bits;
-        b.ownBits = false;
-        return b;
+        return new Bitmap(this, true);
     }
 
     /** True when {@code other} has the same size and the same used blocks. */

@@ -312,7 +312,7 @@ public final class Fsck {
         return (to - from) - used;
     }
 
-    /** The first block of {@code [start, end)} in some group's system zone, or -1: one test per group it crosses. */
+    /** The first block of {@code [start, end)} in a group's system zone, or -1: one test per group it crosses. */
     static long firstSystemBlock(Geometry g, long start, long end) {
         for (long b = start; b < end; ) {
             int group = g.groupOf(b);

@@ -97,7 +97,8 @@ public final class Metadata {
         this.seed = sb.uuidBytes();
         int groups = geometry.groups();
         this.bitmaps = new long[groups][]; // null: the group's initial bitmap (row), until it changes
-        this.initialRows = new long[][] {initialRow(0), initialRow(Math.min(1, groups - 1)), initialRow(groups - 1)};
+        this.initialRows = new long[][] {
+            initialRow(0), initialRow(Math.min(1, groups - 1)), initialRow(groups - 1)};
         this.free = new long[groups];
         this.bitmapCrc = new int[groups];
         this.bitmapCrcValid = new boolean[groups];
@@ -128,7 +129,10 @@ public final class Metadata {
         return m;
     }
 
-    /** A bitmap never written: the system zone and the padding past a short last group set, the rest free. */
+    /**
+     * Makes group {@code g}'s bitmap the one never written: the system zone and the padding past a short last
+     * group set, the rest free ({@link #row} answers the shared initial row for it).
+     */
     private void initialBitmap(int g) {
         bitmaps[g] = null;
     }
