@@ -631,7 +631,8 @@ public final class Metadata {
 
     /** Marks every metadata block dirty (fsck --repair rewrites them all with fresh checksums). */
     public void dirtyAll() {
-        for (int g = 0; g < geometry.groups(); g++) dirtyGroup(g);
+        // A bitmap never written has nothing on disk to rewrite: its descriptor block (below) says what it is.
+        for (int g = 0; g < geometry.groups(); g++) if (!uninit[g]) dirtyGroup(g);
         for (int k = 0; k < layout.gdtBlocks(); k++) dirty(layout.gdtStart() + k);
         for (Entry e : entries.values()) {
             e.relayAll = true;

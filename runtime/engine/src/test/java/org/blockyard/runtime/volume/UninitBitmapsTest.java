@@ -74,6 +74,11 @@ class UninitBitmapsTest {
             join(v.allocator().open("a"));
             assertEquals(50, join(v.allocator().getBlocks("a", 0, 50, false)).blocks(), "the file reads back");
         }
+        // fsck --repair rewrites every written bitmap and leaves the others unwritten.
+        assertEquals(0, Fsck.check(image, true).exitCode());
+        assertEquals(0, flags(image, l, group));
+        assertEquals(Metadata.FLAG_UNINIT, flags(image, l, other), "group " + other + " after fsck --repair");
+        assertTrue(Fsck.check(image, false).clean());
         // Now the written bitmap is checked like any other.
         Tamper.flip(image, l.bitmapBlock(group) * 4096 + 100);
         VolumeException.Corrupt e = assertThrows(VolumeException.Corrupt.class, () -> Volumes.open(image));
