@@ -1,7 +1,6 @@
 package org.blockyard.runtime.alloc;
 
 import java.util.Arrays;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The block bitmap of one block group: bit {@code b} is 1 when group-relative block {@code b} is used.
@@ -61,13 +60,12 @@ public final class Bitmap {
 
     private final int sizeBits;
     /**
-     * The words. A new bitmap shares one all-zero array per size with every other (never written), and a
-     * {@link #sharingCopy} its template's; each takes its own copy at its first change, so a volume's empty
-     * groups (most of a new 8 TiB volume's 65,536) cost no 4 KiB each. Only {@link #writeWord} writes.
+     * The words. A {@link #sharingCopy} shares its template's until its first change, when it takes its own
+     * copy, so a volume's unchanged groups (most of a new 8 TiB volume's 65,536) cost no 4 KiB each. Only
+     * {@link #writeWord} writes.
      */
     private long[] bits;
-    private boolean ownBits;
-    private static final ConcurrentHashMap<Integer, long[]> ZEROS = new ConcurrentHashMap<>();
+    private boolean ownBits = true;
     /** hasFree[k][i] bit j: the word at index 64*i+j one level down has a free bit (see class comment). */
     private final long[][] hasFree;
     /** hasUsed[k][i] bit j: the word at index 64*i+j one level down has a used bit. */
@@ -87,7 +85,7 @@ public final class Bitmap {
                     "bitmap size must be a positive multiple of 64 bits, got " + sizeBits);
         }
         this.sizeBits = sizeBits;
-        this.bits = ZEROS.computeIfAbsent(sizeBits >>> 6, long[]::new);
+        this.bits = new long[sizeBits >>> 6];
         int levels = 0;
         for (int n = bits.length; n > 1; n = (n + 63) >>> 6) {
             levels++;

@@ -217,35 +217,26 @@ public final class Fsck {
                 Metadata.setBits(want, i, 1, true);
                 changed = true;
             }
-            // Compared a word at a time (an 8 TiB volume has 2^31 blocks); each run that differs is wholly owned
-            // and free, or wholly used and unowned: it ends where the bits agree again or the owners' bit flips.
-            long[] differ = differing(owned[group], want, from, to);
-            for (int i = differ == null ? to : Metadata.nextBit(differ, from, to, true); i < to; ) {
-                boolean o = bit(owned[group], i);
-                int s = i;
-                i = Math.min(Metadata.nextBit(differ, s, to, false), Metadata.nextBit(owned[group], s, to, !o));
-                if (bitmapBad[group]) { // an untrusted bitmap is rebuilt, not compared
-                    Metadata.setBits(want, s, i - s, o);
-                    changed = true;
-                } else if (o) {
-                    problem(5, Kind.OWNED_BUT_FREE, "blocks " + (base + s) + ".." + (base + i - 1) + " are owned by "
-                            + owners(meta, base + s) + " but marked free in the bitmap of group " + group, true);
-                    Metadata.setBits(want, s, i - s, true);
-                    changed = true;
-                } else {
-                    problem(5, Kind.LEAK, "blocks " + (base + s) + ".." + (base + i - 1) + " are marked used in group "
-                            + group + " but owned by no file or owner (leak)", !tableBad[0]);
-                    if (!tableBad[0]) {
-                        Metadata.setBits(want, s, i - s, false);
-                        changed = true;
-                    }
+            // Compared a word at a time (an 8 TiB volume has 2^31 blocks), as a close reconciles.
+            int grp = group;
+            boolean[] rebuilt = {false};
+            Metadata.forEachDifferingRun(owned[group], want, from, to, (s, end, o) -> {
+                if (!bitmapBad[grp]) { // an untrusted bitmap is rebuilt, not compared
+                    if (o) problem(5, Kind.OWNED_BUT_FREE, "blocks " + (base + s) + ".." + (base + end - 1)
+                            + " are owned by " + owners(meta, base + s) + " but marked free in the bitmap of group "
+                            + grp, true);
+                    else problem(5, Kind.LEAK, "blocks " + (base + s) + ".." + (base + end - 1) + " are marked used "
+                            + "in group " + grp + " but owned by no file or owner (leak)", !tableBad[0]);
+                    if (!o && tableBad[0]) return; // a leak is freed only when every owner could be read
                 }
-                i = Metadata.nextBit(differ, i, to, true);
-            }
+                Metadata.setBits(want, s, end - s, o); // the owners' bit, whichever way it differed
+                rebuilt[0] = true;
+            });
+            changed |= rebuilt[0];
             if (changed) meta.replaceBitmap(group, want);
-            if (!bitmapBad[group] && meta.storedFree(group) != countFree(want, from, to))
+            if (!bitmapBad[group] && meta.storedFree(group) != Metadata.countFree(want, from, to))
                 problem(5, Kind.WRONG_FREE_COUNT, "group " + group + ": descriptor counts " + meta.storedFree(group)
-                        + " free blocks, the bitmap " + countFree(want, from, to), true);
+                        + " free blocks, the bitmap " + Metadata.countFree(want, from, to), true);
             used += (to - from) - meta.free(group);
         }
 
@@ -280,36 +271,6 @@ public final class Fsck {
                 if (block >= r.physical() && block < r.physicalEnd())
                     return who(e) + " (logical " + (r.logical() + block - r.physical()) + ")";
         return "?";
-    }
-
-    private static boolean bit(long[] w, int i) {
-        return (w[i >>> 6] & (1L << (i & 63))) != 0;
-    }
-
-    /** The words where {@code a} and {@code b} differ within bits {@code [from, to)}, or null where none do. */
-    static long[] differing(long[] a, long[] b, int from, int to) {
-        long[] differ = null;
-        for (int w = from >>> 6; w <= (to - 1) >>> 6; w++) {
-            long d = a[w] ^ b[w];
-            if (w == from >>> 6) d &= -1L << (from & 63);
-            if (w == (to - 1) >>> 6 && (to & 63) != 0) d &= (1L << (to & 63)) - 1;
-            if (d == 0) continue;
-            if (differ == null) differ = new long[a.length];
-            differ[w] = d;
-        }
-        return differ;
-    }
-
-    /** Clear bits of {@code w} in {@code [from, to)}, a word at a time. */
-    static long countFree(long[] w, int from, int to) {
-        long used = 0;
-        for (int i = from; i < to; ) {
-            int n = Math.min(64 - (i & 63), to - i);
-            long mask = n == 64 ? -1L : ((1L << n) - 1) << (i & 63);
-            used += Long.bitCount(w[i >>> 6] & mask);
-            i += n;
-        }
-        return (to - from) - used;
     }
 
     /** The first block of {@code [start, end)} in a group's system zone, or -1: one test per group it crosses. */

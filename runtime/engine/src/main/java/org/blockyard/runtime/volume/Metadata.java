@@ -110,7 +110,7 @@ public final class Metadata {
         this.slotIndex = new int[layout.fileTableBlocks()];
     }
 
-    /** Descriptor flag: the group's bitmap was never written; it is {@link #initialBitmap}'s, and not read. */
+    /** Descriptor flag: the group's bitmap was never written; it is the initial one ({@link #row}), not read. */
     static final int FLAG_UNINIT = 1;
 
     /**
@@ -122,19 +122,10 @@ public final class Metadata {
     public static Metadata fresh(Superblock sb) {
         Metadata m = new Metadata(sb);
         for (int g = 0; g < m.geometry.groups(); g++) {
-            m.initialBitmap(g);
             m.free[g] = m.geometry.groupBlocks(g) - m.geometry.systemBlocks(g);
             m.uninit[g] = sb.uninitBitmaps();
         }
         return m;
-    }
-
-    /**
-     * Makes group {@code g}'s bitmap the one never written: the system zone and the padding past a short last
-     * group set, the rest free ({@link #row} answers the shared initial row for it).
-     */
-    private void initialBitmap(int g) {
-        bitmaps[g] = null;
     }
 
     /**
@@ -197,8 +188,7 @@ public final class Metadata {
         }
         for (int group = 0; group < g.groups(); group++) {
             if (m.uninit[group]) { // never written: nothing on disk to read or check
-                m.initialBitmap(group);
-                m.free[group] = m.countFree(group);
+                m.free[group] = m.countFree(group); // its row is the initial one
                 if (problems == null && m.free[group] != storedFree[group])
                     p.corrupt(Structure.GROUP_DESCRIPTOR, m.layout.descriptorBlock(group), "group " + group + " counts "
                             + storedFree[group] + " free blocks, its unwritten bitmap " + m.free[group]);
@@ -386,21 +376,19 @@ public final class Metadata {
         return to;
     }
 
-    private boolean bit(int group, int i) {
-        return (row(group)[i >>> 6] & (1L << (i & 63))) != 0;
-    }
 
     private long countFree(int group) {
-        int from = geometry.systemBlocks(group), to = geometry.groupBlocks(group);
+        return countFree(row(group), geometry.systemBlocks(group), geometry.groupBlocks(group));
+    }
+
+    /** Clear bits of {@code words} in {@code [from, to)}, a word at a time. */
+    static long countFree(long[] words, int from, int to) {
         long used = 0;
         for (int i = from; i < to; ) {
-            if ((i & 63) == 0 && i + 64 <= to) {
-                used += Long.bitCount(row(group)[i >>> 6]);
-                i += 64;
-            } else {
-                if (bit(group, i)) used++;
-                i++;
-            }
+            int n = Math.min(64 - (i & 63), to - i);
+            long mask = n == 64 ? -1L : ((1L << n) - 1) << (i & 63);
+            used += Long.bitCount(words[i >>> 6] & mask);
+            i += n;
         }
         return (to - from) - used;
     }
@@ -572,26 +560,47 @@ public final class Metadata {
         long freed = 0, set = 0;
         for (int g = 0; g < geometry.groups(); g++) {
             int from = geometry.systemBlocks(g), to = geometry.groupBlocks(g);
-            long[] have = row(g), want = owned[g];
-            long[] differ = null;
-            for (int w = from >>> 6; w <= (to - 1) >>> 6; w++) {
-                long d = have[w] ^ want[w];
-                if (d == 0) continue; // most words agree: a word-wide compare instead of 64 bit tests
-                if (differ == null) differ = new long[have.length];
-                differ[w] = d;
-            }
-            if (differ == null) continue;
-            // Runs of differing bits, each wholly to set or to clear (the owners' bit says which).
-            for (int i = nextBit(differ, from, to, true); i < to; ) {
-                boolean o = (want[i >>> 6] & (1L << (i & 63))) != 0;
-                int end = Math.min(nextBit(differ, i, to, false), nextBit(want, i, to, !o));
-                bitmapChanged(g, geometry.groupStart(g) + i, end - i, o);
-                if (o) set += end - i;
-                else freed += end - i;
-                i = nextBit(differ, end, to, true);
-            }
+            int group = g;
+            long base = geometry.groupStart(g);
+            long[] counts = {0, 0}; // freed, set
+            forEachDifferingRun(owned[g], row(g), from, to, (i, end, o) -> {
+                bitmapChanged(group, base + i, end - i, o);
+                counts[o ? 1 : 0] += end - i;
+            });
+            freed += counts[0];
+            set += counts[1];
         }
         return new long[] {freed, set};
+    }
+
+    /** A run {@code [from, end)} of a group's blocks where the bitmap disagrees with the owners. */
+    interface DifferingRun {
+        void run(int from, int end, boolean owned);
+    }
+
+    /**
+     * Calls {@code run} for each run of bits in {@code [from, to)} where {@code have} (a bitmap) and
+     * {@code owned} (the owners' bitmap) differ, in order: compared a word at a time, most words agreeing,
+     * and each run wholly owned and marked free or wholly unowned and marked used (it ends where the bits
+     * agree again or the owners' bit flips). {@code run} may change {@code have}; the runs were found first.
+     */
+    static void forEachDifferingRun(long[] owned, long[] have, int from, int to, DifferingRun run) {
+        long[] differ = null;
+        for (int w = from >>> 6; w <= (to - 1) >>> 6; w++) {
+            long d = owned[w] ^ have[w];
+            if (w == from >>> 6) d &= -1L << (from & 63);
+            if (w == (to - 1) >>> 6 && (to & 63) != 0) d &= (1L << (to & 63)) - 1;
+            if (d == 0) continue;
+            if (differ == null) differ = new long[owned.length];
+            differ[w] = d;
+        }
+        if (differ == null) return;
+        for (int i = nextBit(differ, from, to, true); i < to; ) {
+            boolean o = (owned[i >>> 6] & (1L << (i & 63))) != 0;
+            int end = Math.min(nextBit(differ, i, to, false), nextBit(owned, i, to, !o));
+            run.run(i, end, o);
+            i = nextBit(differ, end, to, true);
+        }
     }
 
     /**

@@ -450,24 +450,19 @@ public final class Volume implements AutoCloseable {
             m.slotsCounted = need;
         }
 
-        /** Admits a new entry's first slot, or refuses it with NoSpace. */
-        private void admit(int kind, String name) {
+        /**
+         * Refuses with NoSpace a new entry the table has no slot for; with {@code take}, counts its first slot.
+         */
+        private void admit(int kind, String name, boolean take) {
             synchronized (slotLock) {
-                if (!roomForOneMore()) throw full(kind, name);
-                slotsNeeded++;
+                if (slotsNeeded + 1 > tableSlots - growthReserve) throw full(kind, name);
+                if (take) slotsNeeded++;
             }
         }
 
         /** Refuses with NoSpace, before anything is allocated for it, an entry that is new and would not be admitted. */
         void checkAdmits(int kind, String name) {
-            if (ids.containsKey(key(kind, name))) return;
-            synchronized (slotLock) {
-                if (!roomForOneMore()) throw full(kind, name);
-            }
-        }
-
-        private boolean roomForOneMore() {
-            return slotsNeeded + 1 <= tableSlots - growthReserve;
+            if (!ids.containsKey(key(kind, name))) admit(kind, name, false);
         }
 
         private AllocationException.NoSpace full(int kind, String name) {
@@ -484,7 +479,7 @@ public final class Volume implements AutoCloseable {
         /** The entry id of {@code name}, created (and journalled) when it is new. */
         long idOf(int kind, String name) {
             return ids.computeIfAbsent(key(kind, name), k -> {
-                admit(kind, name);
+                admit(kind, name, true);
                 long id = nextId.getAndIncrement();
                 ExtentMap fresh = new ExtentMap();
                 fresh.slotsCounted = 1;

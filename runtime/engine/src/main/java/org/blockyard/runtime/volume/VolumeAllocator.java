@@ -191,7 +191,7 @@ public final class VolumeAllocator implements BlockAllocator {
         synchronized (owned) {
             ExtentMap m = owned.get(owner);
             for (Extent e : extents) {
-                if (m == null || !holds(m, e))
+                if (m == null || !m.holdsIdentity(e.start(), e.blocks()))
                     return CompletableFuture.failedFuture(new AllocationException.InvalidRequest("extent " + e
                             + " is not held by owner '" + owner + "': refused, nothing freed"));
             }
@@ -209,10 +209,6 @@ public final class VolumeAllocator implements BlockAllocator {
             }
             return journal.append(new JournalRecord.Owner(id, List.copyOf(extents), false));
         }).thenCompose(record -> acknowledged(record, null));
-    }
-
-    private static boolean holds(ExtentMap m, Extent e) {
-        return m.holdsIdentity(e.start(), e.blocks());
     }
 
     @Override
