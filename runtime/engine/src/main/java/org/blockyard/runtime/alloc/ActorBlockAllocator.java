@@ -17,6 +17,7 @@ import akka.Done;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.Behavior;
+import akka.actor.typed.Props;
 import akka.actor.typed.RecipientRef;
 import akka.actor.typed.javadsl.AskPattern;
 import com.typesafe.config.Config;
@@ -112,8 +113,13 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
      * else creates actors at the top): a {@code FileStore}'s queue, a benchmark's load clients.
      */
     public <T> ActorRef<T> spawn(Behavior<T> behavior, String name) {
+        return spawn(behavior, name, Props.empty());
+    }
+
+    /** As {@link #spawn(Behavior, String)}, with {@code props}: a dispatcher of its own, say. */
+    public <T> ActorRef<T> spawn(Behavior<T> behavior, String name, Props props) {
         return join(AskPattern.<AllocatorActor.Command, ActorRef<T>>ask(system,
-                r -> new AllocatorActor.Spawn<>(behavior, name, r), TIMEOUT, system.scheduler()));
+                r -> new AllocatorActor.Spawn<>(behavior, name, props, r), TIMEOUT, system.scheduler()));
     }
 
     public VolumeState volume() {

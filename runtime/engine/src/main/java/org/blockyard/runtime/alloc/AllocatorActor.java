@@ -7,6 +7,7 @@ import java.util.function.Consumer;
 import akka.Done;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
+import akka.actor.typed.Props;
 import akka.actor.typed.javadsl.AbstractBehavior;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
@@ -37,7 +38,12 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
      * {@code FileStore}, a benchmark's load clients. Answers its reference ({@link akka.actor.typed.SpawnProtocol}'s
      * shape). A name already taken gets a unique suffix.
      */
-    public record Spawn<T>(Behavior<T> behavior, String name, ActorRef<ActorRef<T>> replyTo) implements Command {}
+    public record Spawn<T>(Behavior<T> behavior, String name, Props props, ActorRef<ActorRef<T>> replyTo)
+            implements Command {
+        public Spawn(Behavior<T> behavior, String name, ActorRef<ActorRef<T>> replyTo) {
+            this(behavior, name, Props.empty(), replyTo);
+        }
+    }
 
     /** The allocator is closing: rounds of {@link DropPreallocations} answer 0 from now on; acknowledges. */
     public record Shutdown(ActorRef<Done> replyTo) implements Command {}
@@ -134,7 +140,7 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
     private <T> Behavior<Command> onSpawn(Spawn<T> m) {
         String name = m.name();
         if (getContext().getChild(name).isPresent()) name = name + "-" + (++spawned);
-        m.replyTo().tell(getContext().spawn(m.behavior(), name));
+        m.replyTo().tell(getContext().spawn(m.behavior(), name, m.props()));
         return this;
     }
 

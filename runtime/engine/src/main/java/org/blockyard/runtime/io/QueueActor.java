@@ -11,7 +11,9 @@ import java.util.concurrent.Executors;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
+import akka.actor.typed.DispatcherSelector;
 import akka.actor.typed.PostStop;
+import akka.actor.typed.Props;
 import akka.actor.typed.javadsl.AbstractBehavior;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
@@ -96,6 +98,11 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
     private final ExecutorService deviceThread;
     private final long originNanos = System.nanoTime();
     private long timerAtNanos = Long.MAX_VALUE;
+
+    /** Where a queue spawned beside busy actors runs: a thread of its own ({@code blockyard.io-dispatcher}). */
+    public static Props props() {
+        return DispatcherSelector.fromConfig("blockyard.io-dispatcher");
+    }
 
     public static Behavior<Command> create(QueueSetup setup, BlockDevice device) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new QueueActor(ctx, timers, setup, device)));

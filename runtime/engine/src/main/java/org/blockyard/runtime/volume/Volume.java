@@ -269,7 +269,7 @@ public final class Volume implements AutoCloseable {
             QueueLimits l = io.setup().limits();
             QueueSetup setup = io.setup().withLimits(new QueueLimits(l.maxSectors(), l.logicalBlockBytes(),
                     l.physicalBlockBytes(), config.getInt("blockyard.volume.queue-depth")));
-            this.queueRef = actors.spawn(QueueActor.create(setup, device), "io-queue");
+            this.queueRef = actors.spawn(QueueActor.create(setup, device), "io-queue", QueueActor.props());
             this.queue = new ActorBlockQueue(queueRef, actors.system().scheduler(), setup.limits(),
                     device.capacitySectors(), io.submitTimeout());
             journal.writeThrough(LogWriter.queued(queue, (int) io.setup().limits().maxBytes(), ch, JOURNAL_OWNER,

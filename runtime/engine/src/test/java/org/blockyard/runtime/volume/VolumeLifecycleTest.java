@@ -9,12 +9,22 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.javadsl.Behaviors;
 
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
+import org.blockyard.api.io.IoCompletion;
+import org.blockyard.api.io.IoFlag;
+import org.blockyard.api.io.IoOp;
+import org.blockyard.api.io.IoRequest;
 import org.blockyard.runtime.config.BlockyardConfig;
 import org.blockyard.runtime.store.FileStore;
 import org.junit.jupiter.api.Test;
@@ -51,6 +61,44 @@ class VolumeLifecycleTest {
                     "the image's queue keeps the volume's depth, not the simulated disk's");
         }
         assertTrue(Fsck.check(image, false).clean());
+    }
+
+    /**
+     * The volume's block queue runs on a thread of its own: a commit's writes and FLUSH complete while every
+     * worker of the allocator's dispatcher is busy (on the shared pool they waited until one came free).
+     */
+    @Test
+    void theBlockQueueAnswersWhileEveryAllocatorWorkerIsBusy() throws Exception {
+        Path image = Volumes.make(dir, 4);
+        try (Volume v = Volumes.open(image)) {
+            // The default dispatcher's workers, as Akka sizes the pool: processors times the factor, clamped.
+            com.typesafe.config.Config fj = Volumes.CONFIG.getConfig("akka.actor.default-dispatcher.fork-join-executor");
+            int workers = (int) Math.max(fj.getInt("parallelism-min"), Math.min(fj.getInt("parallelism-max"),
+                    Math.ceil(Runtime.getRuntime().availableProcessors() * fj.getDouble("parallelism-factor"))));
+            CountDownLatch busy = new CountDownLatch(workers), release = new CountDownLatch(1);
+            try {
+                for (int i = 0; i < workers; i++) {
+                    ActorRef<String> blocker = v.actors().spawn(Behaviors.receiveMessage(m -> {
+                        busy.countDown();
+                        release.await(60, TimeUnit.SECONDS);
+                        return Behaviors.same();
+                    }), "blocker-" + i);
+                    blocker.tell("hold");
+                }
+                assertTrue(busy.await(30, TimeUnit.SECONDS), "every worker took a blocker");
+                long block = v.geometry().totalBlocks() - 1; // a free block of the last group
+                byte[] data = new byte[v.geometry().blockSizeBytes()];
+                java.util.Arrays.fill(data, (byte) 0x5A);
+                IoRequest write = new IoRequest(1, block * v.geometry().blockSizeBytes() / IoRequest.SECTOR_BYTES,
+                        v.geometry().blockSizeBytes() / IoRequest.SECTOR_BYTES, IoOp.WRITE, EnumSet.of(IoFlag.SYNC), 7,
+                        ByteBuffer.wrap(data));
+                IoRequest flush = new IoRequest(2, 0, 0, IoOp.FLUSH, EnumSet.noneOf(IoFlag.class), 7, null);
+                for (CompletionStage<IoCompletion> c : v.queue().submitAll(List.of(write, flush)))
+                    c.toCompletableFuture().get(10, TimeUnit.SECONDS);
+            } finally {
+                release.countDown();
+            }
+        }
     }
 
     /** With journal.forced-commits the commits end in FUA writes instead of FLUSH requests, and all lands. */
