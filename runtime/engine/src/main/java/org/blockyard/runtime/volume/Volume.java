@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 
 import com.typesafe.config.Config;
 
@@ -29,6 +30,7 @@ import org.blockyard.runtime.alloc.Policies;
 import akka.actor.typed.ActorRef;
 
 import org.blockyard.runtime.io.ActorBlockQueue;
+import org.blockyard.runtime.io.BlockDevice;
 import org.blockyard.runtime.io.FileDevice;
 import org.blockyard.runtime.io.QueueActor;
 import org.blockyard.runtime.io.QueueSetup;
@@ -67,7 +69,7 @@ public final class Volume implements AutoCloseable {
     private final Recovery recovery;
     private FileStore store;
     /** The volume's block-I/O queue over the image, and its device: files' data and the journal. */
-    private final FileDevice device;
+    private final BlockDevice device;
     private final ActorRef<QueueActor.Command> queueRef;
     private final ActorBlockQueue queue;
     /** The io context the journal's requests carry (files' data carry their writers'). */
@@ -190,6 +192,16 @@ public final class Volume implements AutoCloseable {
 
     private static Volume open(Path image, Config config, Journal.Settings settings, IoSettings io,
                                Consumer<BlockGroup> memoryOnly) {
+        return open(image, config, settings, io, memoryOnly, d -> d);
+    }
+
+    /** As {@link #open(Path, Config, Journal.Settings)}, its image device seen through {@code device}: for fault tests. */
+    static Volume openOnDevice(Path image, Config config, Journal.Settings settings, UnaryOperator<BlockDevice> device) {
+        return open(image, config, settings, IoSettings.fromConfig(config), group -> {}, device);
+    }
+
+    private static Volume open(Path image, Config config, Journal.Settings settings, IoSettings io,
+                               Consumer<BlockGroup> memoryOnly, UnaryOperator<BlockDevice> device) {
         if (!Files.exists(image)) throw new IllegalArgumentException("no such image: " + image);
         FileChannel ch;
         try {
@@ -203,7 +215,7 @@ public final class Volume implements AutoCloseable {
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot lock " + image + ": " + e.getMessage(), e);
             }
-            return new Volume(image, ch, config, settings, io, memoryOnly);
+            return new Volume(image, ch, config, settings, io, memoryOnly, device);
         } catch (RuntimeException | Error e) {
             try {
                 ch.close();
@@ -215,7 +227,7 @@ public final class Volume implements AutoCloseable {
     }
 
     private Volume(Path image, FileChannel ch, Config config, Journal.Settings settings, IoSettings io,
-                   Consumer<BlockGroup> memoryOnly) {
+                   Consumer<BlockGroup> memoryOnly, UnaryOperator<BlockDevice> deviceView) {
         long t0 = System.nanoTime();
         this.image = image;
         this.channel = ch;
@@ -265,7 +277,7 @@ public final class Volume implements AutoCloseable {
             // From here on the journal writes through the volume's block-I/O queue: its log as SYNC requests,
             // its checkpoints as META, each commit closed by a FLUSH. Recovery above wrote directly, as a
             // mount replays its journal before the file system runs.
-            this.device = new FileDevice(image, layout.geometry().bytes(), false);
+            this.device = deviceView.apply(new FileDevice(image, layout.geometry().bytes(), false));
             QueueLimits l = io.setup().limits();
             QueueSetup setup = io.setup().withLimits(new QueueLimits(l.maxSectors(), l.logicalBlockBytes(),
                     l.physicalBlockBytes(), config.getInt("blockyard.volume.queue-depth")));
