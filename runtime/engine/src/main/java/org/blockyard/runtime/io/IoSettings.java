@@ -47,7 +47,7 @@ public record IoSettings(QueueSetup setup, String device, Path filePath, long fi
         }
         QueueSetup setup = new QueueSetup(registry, io.getString("scheduler"), tunables, limits,
                 io.getInt("unplug-threshold"), io.getDuration("unplug-delay").toNanos(), QueueEvents.NONE,
-                stallLimitNanos(io));
+                positive(io, "elevator-stall-limit"), positive(io, "device-timeout"));
         String device = io.getString("device");
         if (!device.equals("sim") && !device.equals("file") && !device.equals("mem"))
             throw new ConfigException.BadValue("blockyard.io.device", "sim, file or mem, not " + device);
@@ -56,9 +56,9 @@ public record IoSettings(QueueSetup setup, String device, Path filePath, long fi
                 DiskProfile.fromConfig(c));
     }
 
-    private static long stallLimitNanos(Config io) {
-        long nanos = io.getDuration("elevator-stall-limit").toNanos();
-        if (nanos <= 0) throw new ConfigException.BadValue("blockyard.io.elevator-stall-limit", "must be positive");
+    private static long positive(Config io, String key) {
+        long nanos = io.getDuration(key).toNanos();
+        if (nanos <= 0) throw new ConfigException.BadValue("blockyard.io." + key, "must be positive");
         return nanos;
     }
 

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -91,6 +92,9 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
 
     private enum Wake implements Command { INSTANCE }
 
+    /** Time to look for requests the device has held longer than {@link QueueSetup#deviceTimeoutNanos}. */
+    private enum CheckDevice implements Command { INSTANCE }
+
     private final QueueSetup setup;
     private final BlockDevice device;
     private final RequestQueue queue;
@@ -98,6 +102,13 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
     private final ExecutorService deviceThread;
     private final long originNanos = System.nanoTime();
     private long timerAtNanos = Long.MAX_VALUE;
+    /**
+     * Requests on the device and when each was issued ({@code System.nanoTime()}), oldest first: the device
+     * thread serves them in that order. One that outstays the device timeout is failed and removed; its late
+     * completion finds it gone and is dropped.
+     */
+    private final LinkedHashMap<Request, Long> onDevice = new LinkedHashMap<>();
+    private boolean checkScheduled;
 
     /** Where a queue spawned beside busy actors runs: a thread of its own ({@code blockyard.io-dispatcher}). */
     public static Props props() {
@@ -134,6 +145,7 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
                 .onMessage(SubmitBatch.class, this::onSubmitBatch)
                 .onMessage(DeviceDone.class, this::onDeviceDone)
                 .onMessageEquals(Wake.INSTANCE, this::onWake)
+                .onMessageEquals(CheckDevice.INSTANCE, this::onCheckDevice)
                 .onMessage(SetElevator.class, this::onSetElevator)
                 .onMessage(GetListing.class, this::onGetListing)
                 .onMessage(GetStats.class, this::onGetStats)
@@ -181,9 +193,40 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
     }
 
     private Behavior<Command> onDeviceDone(DeviceDone m) {
+        if (onDevice.remove(m.request()) == null) return this; // failed already: it outstayed the device timeout
         queue.complete(m.request(), now(), m.error());
         pump();
         return this;
+    }
+
+    /** Fails the requests the device has held past the timeout, so their callers hear within bounded time. */
+    private Behavior<Command> onCheckDevice() {
+        checkScheduled = false;
+        long limit = setup.deviceTimeoutNanos(), t = System.nanoTime();
+        var it = onDevice.entrySet().iterator();
+        int failed = 0;
+        while (it.hasNext()) {
+            var e = it.next();
+            if (t - e.getValue() < limit) break;
+            it.remove();
+            failed++;
+            Request rq = e.getKey();
+            queue.complete(rq, now(), new IoException.DeviceError(rq + " was not answered by the " + device.kind()
+                    + " device within " + Duration.ofNanos(limit).toMillis() + " ms", null));
+        }
+        if (failed > 0) getContext().getLog().error("the {} device held {} requests longer than {} ms; they failed",
+                device.kind(), failed, Duration.ofNanos(limit).toMillis());
+        scheduleCheck();
+        pump();
+        return this;
+    }
+
+    /** Looks again when the oldest request on the device would outstay the timeout. */
+    private void scheduleCheck() {
+        if (checkScheduled || onDevice.isEmpty()) return;
+        long due = onDevice.values().iterator().next() + setup.deviceTimeoutNanos() - System.nanoTime();
+        timers.startSingleTimer(CheckDevice.INSTANCE, CheckDevice.INSTANCE, Duration.ofNanos(Math.max(0, due)));
+        checkScheduled = true;
     }
 
     private Behavior<Command> onWake() {
@@ -260,6 +303,8 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
     private void issue(Request rq) {
         List<ByteBuffer> payloads = new ArrayList<>(rq.bios.size());
         for (Request.Bio b : rq.bios) if (b.io().payload() != null) payloads.add(b.io().payload());
+        onDevice.put(rq, System.nanoTime());
+        scheduleCheck();
         CompletableFuture<Long> io = CompletableFuture.supplyAsync(() -> {
             try {
                 return device.perform(rq, payloads);

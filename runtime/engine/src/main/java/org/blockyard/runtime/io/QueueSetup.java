@@ -20,21 +20,36 @@ import org.blockyard.api.io.QueueLimits;
  * @param unplugDelayNanos   how long a plugged queue waits at most (Linux 3 ms)
  * @param events             observer of Q/M/F/I/D/C events (a blktrace writer), or {@link QueueEvents#NONE}
  * @param elevatorStallLimitNanos longest one elevator call may take before the queue retires the elevator
+ * @param deviceTimeoutNanos longest a request may stay on the device before the queue fails it with a
+ *                           {@link org.blockyard.api.io.IoException.DeviceError} (a hung device, as Linux's
+ *                           SCSI command timeout ends in EIO)
  */
 public record QueueSetup(ElevatorRegistry registry, String requestedElevator, Map<String, Map<String, Long>> tunables,
                          QueueLimits limits, int unplugThreshold, long unplugDelayNanos, QueueEvents events,
-                         long elevatorStallLimitNanos) {
+                         long elevatorStallLimitNanos, long deviceTimeoutNanos) {
 
     /** Default of {@code blockyard.io.elevator-stall-limit}: 100 ms. */
     public static final long DEFAULT_STALL_LIMIT_NANOS = 100_000_000L;
+
+    /** Default of {@code blockyard.io.device-timeout}: 30 s, Linux's SCSI disk command timeout. */
+    public static final long DEFAULT_DEVICE_TIMEOUT_NANOS = 30_000_000_000L;
 
     public QueueSetup {
         tunables = Map.copyOf(tunables);
         if (events == null) events = QueueEvents.NONE;
         if (elevatorStallLimitNanos <= 0) throw new IllegalArgumentException("the elevator stall limit must be positive");
+        if (deviceTimeoutNanos <= 0) throw new IllegalArgumentException("the device timeout must be positive");
     }
 
-    /** With the default stall limit. */
+    /** With the default device timeout. */
+    public QueueSetup(ElevatorRegistry registry, String requestedElevator, Map<String, Map<String, Long>> tunables,
+                      QueueLimits limits, int unplugThreshold, long unplugDelayNanos, QueueEvents events,
+                      long elevatorStallLimitNanos) {
+        this(registry, requestedElevator, tunables, limits, unplugThreshold, unplugDelayNanos, events,
+                elevatorStallLimitNanos, DEFAULT_DEVICE_TIMEOUT_NANOS);
+    }
+
+    /** With the default stall limit and device timeout. */
     public QueueSetup(ElevatorRegistry registry, String requestedElevator, Map<String, Map<String, Long>> tunables,
                       QueueLimits limits, int unplugThreshold, long unplugDelayNanos, QueueEvents events) {
         this(registry, requestedElevator, tunables, limits, unplugThreshold, unplugDelayNanos, events,
@@ -49,32 +64,37 @@ public record QueueSetup(ElevatorRegistry registry, String requestedElevator, Ma
 
     public QueueSetup withElevator(String requested) {
         return new QueueSetup(registry, requested, tunables, limits, unplugThreshold, unplugDelayNanos, events,
-                elevatorStallLimitNanos);
+                elevatorStallLimitNanos, deviceTimeoutNanos);
     }
 
     public QueueSetup withRegistry(ElevatorRegistry r) {
         return new QueueSetup(r, requestedElevator, tunables, limits, unplugThreshold, unplugDelayNanos, events,
-                elevatorStallLimitNanos);
+                elevatorStallLimitNanos, deviceTimeoutNanos);
     }
 
     public QueueSetup withLimits(QueueLimits l) {
         return new QueueSetup(registry, requestedElevator, tunables, l, unplugThreshold, unplugDelayNanos, events,
-                elevatorStallLimitNanos);
+                elevatorStallLimitNanos, deviceTimeoutNanos);
     }
 
     public QueueSetup withEvents(QueueEvents e) {
         return new QueueSetup(registry, requestedElevator, tunables, limits, unplugThreshold, unplugDelayNanos, e,
-                elevatorStallLimitNanos);
+                elevatorStallLimitNanos, deviceTimeoutNanos);
     }
 
     public QueueSetup withPlugging(int threshold, long delayNanos) {
         return new QueueSetup(registry, requestedElevator, tunables, limits, threshold, delayNanos, events,
-                elevatorStallLimitNanos);
+                elevatorStallLimitNanos, deviceTimeoutNanos);
     }
 
     public QueueSetup withStallLimit(long nanos) {
         return new QueueSetup(registry, requestedElevator, tunables, limits, unplugThreshold, unplugDelayNanos, events,
-                nanos);
+                nanos, deviceTimeoutNanos);
+    }
+
+    public QueueSetup withDeviceTimeout(long nanos) {
+        return new QueueSetup(registry, requestedElevator, tunables, limits, unplugThreshold, unplugDelayNanos, events,
+                elevatorStallLimitNanos, nanos);
     }
 
     public QueueSetup withTunable(String elevatorId, String name, long value) {
@@ -83,7 +103,7 @@ public record QueueSetup(ElevatorRegistry registry, String requestedElevator, Ma
         one.put(name, value);
         t.put(elevatorId, Map.copyOf(one));
         return new QueueSetup(registry, requestedElevator, t, limits, unplugThreshold, unplugDelayNanos, events,
-                elevatorStallLimitNanos);
+                elevatorStallLimitNanos, deviceTimeoutNanos);
     }
 
     /** A new elevator of {@code id} with its configured tunables; {@link IoException.SwitchFailed} if it cannot start. */

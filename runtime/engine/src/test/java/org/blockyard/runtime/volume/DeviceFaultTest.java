@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -103,6 +104,87 @@ class DeviceFaultTest {
                 BlockRun now = join(again.allocator().getBlocks("f", r.logicalStart(), r.blocks(), false));
                 assertEquals(r.physicalStart(), now.physicalStart(), "acknowledged run at " + r.logicalStart());
                 assertEquals(r.blocks(), now.blocks());
+            }
+        }
+        Fsck.Result report = Fsck.check(image, false);
+        assertTrue(report.clean(), report::report);
+    }
+
+    /** The image's device, whose writes and flushes never return once {@code hang} is set, until released. */
+    private static final class HangingDevice implements BlockDevice {
+        final BlockDevice inner;
+        volatile boolean hang;
+        final CountDownLatch release = new CountDownLatch(1);
+        final AtomicInteger held = new AtomicInteger();
+
+        HangingDevice(BlockDevice inner) {
+            this.inner = inner;
+        }
+
+        @Override
+        public String kind() {
+            return inner.kind();
+        }
+
+        @Override
+        public long capacitySectors() {
+            return inner.capacitySectors();
+        }
+
+        @Override
+        public long perform(IoOp op, long sector, int sectors, List<ByteBuffer> payloads) throws IOException {
+            if (hang && op != IoOp.READ) {
+                held.incrementAndGet();
+                try {
+                    release.await(5, TimeUnit.MINUTES);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                throw new IOException("the device came back with an error");
+            }
+            return inner.perform(op, sector, sectors, payloads);
+        }
+
+        @Override
+        public void close() throws IOException {
+            inner.close();
+        }
+    }
+
+    /**
+     * A device that stops answering (a hung mount, a disk retrying a sector) holds no caller forever: the queue
+     * fails the requests it held past {@code blockyard.io.device-timeout}, the journal with them, and every call
+     * is answered with an error; the acknowledged runs are found at the next open.
+     */
+    @Test
+    void aDeviceThatStopsAnsweringFailsTheCallsWithinTheDeviceTimeout() throws Exception {
+        Path image = Volumes.make(dir, 4);
+        com.typesafe.config.Config config = Volumes.CONFIG.withValue("blockyard.io.device-timeout",
+                com.typesafe.config.ConfigValueFactory.fromAnyRef("300ms"));
+        HangingDevice[] device = new HangingDevice[1];
+        List<BlockRun> acknowledged = new ArrayList<>();
+        Volume v = Volume.openOnDevice(image, config, Volumes.FAST, d -> device[0] = new HangingDevice(d));
+        try {
+            join(v.allocator().open("f"));
+            for (int i = 0; i < 20; i++) acknowledged.add(join(v.allocator().getBlocks("f", i * 8L, 8, true)));
+            device[0].hang = true;
+            for (int i = 20; i < 30; i++) {
+                CompletableFuture<BlockRun> call = v.allocator().getBlocks("f", i * 8L, 8, true).toCompletableFuture();
+                ExecutionException e = assertThrows(ExecutionException.class, () -> call.get(10, TimeUnit.SECONDS),
+                        "call " + i + " while the device hangs");
+                assertInstanceOf(AllocationException.Failed.class, e.getCause());
+            }
+            assertTrue(device[0].held.get() >= 1, "a journal write reached the hanging device");
+            assertThrows(VolumeException.JournalFailed.class, v::close);
+        } finally {
+            device[0].release.countDown();
+            v.abandon();
+        }
+        try (Volume again = Volumes.open(image)) {
+            join(again.allocator().open("f"));
+            for (BlockRun r : acknowledged) {
+                BlockRun now = join(again.allocator().getBlocks("f", r.logicalStart(), r.blocks(), false));
+                assertEquals(r.physicalStart(), now.physicalStart(), "acknowledged run at " + r.logicalStart());
             }
         }
         Fsck.Result report = Fsck.check(image, false);
