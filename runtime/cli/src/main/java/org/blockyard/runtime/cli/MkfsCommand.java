@@ -25,7 +25,8 @@ import picocli.CommandLine.Parameters;
  * the device's minimum and optimal I/O sizes, taken only when larger than one block (seed 001).
  */
 @Command(name = "mkfs", mixinStandardHelpOptions = true,
-        description = "Make a durable volume in IMAGE (a file, created or overwritten, or a block device).")
+        description = "Make a durable volume in IMAGE (a file or a block device). A volume or other data already "
+                + "there is refused unless --force; a new, empty or zero-filled file is taken as it is.")
 public final class MkfsCommand implements Callable<Integer> {
 
     @Parameters(index = "0", paramLabel = "IMAGE", description = "Image file or block device.")
@@ -70,6 +71,10 @@ public final class MkfsCommand implements Callable<Integer> {
     @Option(names = "--config", paramLabel = "FILE", description = "Configuration layered over the defaults.")
     Path config;
 
+    @Option(names = "--force", description = "Overwrite IMAGE even when it holds a volume or other data (never one "
+            + "a process has open).")
+    boolean force;
+
     @Override
     public Integer call() throws Exception {
         Config c = BadOption.config(config);
@@ -104,7 +109,7 @@ public final class MkfsCommand implements Callable<Integer> {
         int journal = journalBlocks != null ? journalBlocks
                 : Layout.defaultJournalBlocks(bs, total, bpg, table, c.getInt("blockyard.volume.journal-blocks"));
         Layout layout = Layout.make(bs, total, bpg, table, journal, stride, stripe);
-        Superblock sb = Volume.mkfs(image, layout);
+        Superblock sb = Volume.mkfs(image, layout, force);
         Geometry g = layout.geometry();
         List<String> backups = new ArrayList<>();
         for (int grp = 1; grp < g.groups(); grp++) if (Layout.hasBackup(grp)) backups.add(Integer.toString(grp));

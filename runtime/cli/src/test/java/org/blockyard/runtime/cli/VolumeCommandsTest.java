@@ -1,5 +1,6 @@
 package org.blockyard.runtime.cli;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -105,5 +106,17 @@ class VolumeCommandsTest {
         assertEquals(2, missing.code());
         assertEquals(1, missing.err().lines().count(), missing.err());
         assertTrue(missing.err().contains("no file 'nope' on this volume"), missing.err());
+
+        // mkfs over a volume: refused in one line, the volume untouched; --force makes a new one.
+        byte[] volume = Files.readAllBytes(Path.of(image));
+        Run again = run("mkfs", image, "--size", "64MiB", "--blocks-per-group", "4096");
+        assertEquals(2, again.code());
+        assertEquals(1, again.err().lines().count(), again.err());
+        assertTrue(again.err().startsWith("blockyard mkfs: " + image + " already holds a Blockyard volume"), again.err());
+        assertTrue(again.err().contains("--force"), again.err());
+        assertArrayEquals(volume, Files.readAllBytes(Path.of(image)));
+        Run forced = run("mkfs", image, "--size", "64MiB", "--blocks-per-group", "4096", "--force");
+        assertEquals(0, forced.code(), forced.err());
+        assertEquals(0, run("fsck", image).code());
     }
 }

@@ -7,6 +7,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -88,11 +89,25 @@ public final class Volume implements AutoCloseable {
      * the system zones, an empty file table, an empty journal.
      */
     public static Superblock mkfs(Path image, Layout layout) {
+        return mkfs(image, layout, false);
+    }
+
+    /**
+     * Makes a volume of {@code layout} in {@code image}, a file (created, or overwritten) or a device. Refuses,
+     * writing nothing, an image a volume has open ({@link VolumeException.InUse}, even with {@code force}) and,
+     * without {@code force}, one that already holds a Blockyard volume or a file whose first
+     * {@value #OVERWRITE_PROBE_BYTES} bytes are not all zero ({@link VolumeException.WouldOverwrite}): the typo
+     * that names a volume with files on it, or some other file, as mke2fs asks before it overwrites a file
+     * system. A new, sparse or zero-filled file (truncate, fallocate) is taken as it is.
+     */
+    public static Superblock mkfs(Path image, Layout layout, boolean force) {
         Superblock sb = Superblock.fresh(layout);
         Geometry g = layout.geometry();
         int bs = g.blockSizeBytes();
         try (FileChannel ch = FileChannel.open(image, StandardOpenOption.CREATE, StandardOpenOption.READ,
                 StandardOpenOption.WRITE)) {
+            lock(ch, image, false);
+            if (!force) refuseOverwrite(ch, image);
             boolean regular = !Files.exists(image) || Files.isRegularFile(image);
             if (regular) {
                 ch.truncate(0);
@@ -114,6 +129,35 @@ public final class Volume implements AutoCloseable {
             throw new UncheckedIOException("mkfs " + image + ": " + e.getMessage(), e);
         }
         return sb;
+    }
+
+    /** Bytes at the start of an image mkfs looks at before it overwrites them. */
+    static final int OVERWRITE_PROBE_BYTES = 64 * 1024;
+
+    /** Throws {@link VolumeException.WouldOverwrite} when {@code image} holds a volume or data. */
+    private static void refuseOverwrite(FileChannel ch, Path image) throws IOException {
+        ByteBuffer head = ByteBuffer.allocate(OVERWRITE_PROBE_BYTES);
+        while (head.hasRemaining() && ch.read(head, head.position()) > 0) {
+            // read what there is: a short file, or a device
+        }
+        byte[] b = head.array();
+        int n = head.position();
+        if (n >= Superblock.MAGIC.length && Arrays.equals(b, 0, Superblock.MAGIC.length, Superblock.MAGIC, 0,
+                Superblock.MAGIC.length)) {
+            String what;
+            try {
+                Superblock old = Superblock.decode(Arrays.copyOf(b, Superblock.BYTES), 0, image.toString());
+                what = "a Blockyard volume (uuid " + old.uuid() + ", " + old.layout().geometry().totalBlocks()
+                        + " blocks of " + old.layout().blockSize() + " bytes)";
+            } catch (VolumeException e) {
+                what = "a Blockyard volume whose superblock does not check (" + e.getMessage() + ")";
+            }
+            throw new VolumeException.WouldOverwrite(image + " already holds " + what
+                    + "; mkfs --force makes a new, empty volume over it");
+        }
+        for (int i = 0; i < n; i++)
+            if (b[i] != 0) throw new VolumeException.WouldOverwrite(image + " holds data (a non-zero byte at offset "
+                    + i + ") and is not a Blockyard volume; mkfs --force overwrites it");
     }
 
     static void write(FileChannel ch, byte[] b, long pos) throws IOException {

@@ -6,7 +6,8 @@ package org.blockyard.runtime.volume;
  */
 public abstract sealed class VolumeException extends RuntimeException
         permits VolumeException.NotAVolume, VolumeException.NewerFormat, VolumeException.Truncated,
-        VolumeException.Corrupt, VolumeException.NoSuchFile, VolumeException.JournalFailed, VolumeException.InUse {
+        VolumeException.Corrupt, VolumeException.NoSuchFile, VolumeException.JournalFailed, VolumeException.InUse,
+        VolumeException.WouldOverwrite {
 
     protected VolumeException(String message, Throwable cause) {
         super(message, cause);
@@ -81,5 +82,13 @@ public abstract sealed class VolumeException extends RuntimeException
     /** Another process (or another open in this one) has the volume open. */
     public static final class InUse extends VolumeException {
         public InUse(String message) { super(message, null); }
+    }
+
+    /**
+     * mkfs was asked to make a volume where one already is, or over a file with data in it; nothing was written.
+     * mkfs --force ({@code Volume.mkfs(image, layout, true)}) overwrites it.
+     */
+    public static final class WouldOverwrite extends VolumeException {
+        public WouldOverwrite(String message) { super(message, null); }
     }
 }
