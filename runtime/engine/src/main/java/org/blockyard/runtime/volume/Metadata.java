@@ -2,6 +2,7 @@ package org.blockyard.runtime.volume;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -11,6 +12,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
@@ -186,32 +191,116 @@ public final class Metadata {
                 else m.uninit[group] = flags == FLAG_UNINIT;
             }
         }
-        for (int group = 0; group < g.groups(); group++) {
-            if (m.uninit[group]) { // never written: nothing on disk to read or check
-                m.free[group] = m.countFree(group); // its row is the initial one
-                if (problems == null && m.free[group] != storedFree[group])
-                    p.corrupt(Structure.GROUP_DESCRIPTOR, m.layout.descriptorBlock(group), "group " + group + " counts "
-                            + storedFree[group] + " free blocks, its unwritten bitmap " + m.free[group]);
-                continue;
-            }
-            byte[] bytes = m.readBitmap(reader, group);
-            int crc = Layout.crc(m.seed, group, bytes, 0, m.layout.bitmapBytes());
-            if (crc != storedCrc[group])
-                p.corrupt(Structure.BITMAP, m.layout.bitmapBlock(group), "bitmap of group " + group
-                        + " fails its checksum (descriptor says " + Integer.toHexString(storedCrc[group]) + ", block has "
-                        + Integer.toHexString(crc) + ")");
-            m.bitmaps[group] = new long[g.blocksPerGroup() / 64];
-            Layout.le(bytes).asLongBuffer().get(m.bitmaps[group]);
-            m.bitmapCrc[group] = crc;
-            m.bitmapCrcValid[group] = true;
-            m.free[group] = m.countFree(group);
-            if (problems == null && m.free[group] != storedFree[group])
-                p.corrupt(Structure.GROUP_DESCRIPTOR, m.layout.descriptorBlock(group), "group " + group + " counts "
-                        + storedFree[group] + " free blocks, its bitmap " + m.free[group]);
+        try (BitmapReadahead ahead = new BitmapReadahead(m, reader)) {
+            m.loadBitmaps(ahead, p, problems == null, storedFree, storedCrc);
         }
         m.storedFree = storedFree;
         m.loadTable(reader, p);
         return m;
+    }
+
+    /** Reads, checks and counts every group's bitmap; {@code strict}: a stored free count must agree too. */
+    private void loadBitmaps(BitmapReadahead ahead, Problems p, boolean strict, long[] storedFree, int[] storedCrc) {
+        for (int group = 0; group < geometry.groups(); group++) {
+            if (uninit[group]) { // never written: nothing on disk to read or check
+                free[group] = countFree(group); // its row is the initial one
+                if (strict && free[group] != storedFree[group])
+                    p.corrupt(Structure.GROUP_DESCRIPTOR, layout.descriptorBlock(group), "group " + group + " counts "
+                            + storedFree[group] + " free blocks, its unwritten bitmap " + free[group]);
+                continue;
+            }
+            byte[] bytes = ahead.next(group);
+            int crc = Layout.crc(seed, group, bytes, 0, layout.bitmapBytes());
+            if (crc != storedCrc[group])
+                p.corrupt(Structure.BITMAP, layout.bitmapBlock(group), "bitmap of group " + group
+                        + " fails its checksum (descriptor says " + Integer.toHexString(storedCrc[group]) + ", block has "
+                        + Integer.toHexString(crc) + ")");
+            bitmaps[group] = new long[geometry.blocksPerGroup() / 64];
+            Layout.le(bytes).asLongBuffer().get(bitmaps[group]);
+            bitmapCrc[group] = crc;
+            bitmapCrcValid[group] = true;
+            free[group] = countFree(group);
+            if (strict && free[group] != storedFree[group])
+                p.corrupt(Structure.GROUP_DESCRIPTOR, layout.descriptorBlock(group), "group " + group + " counts "
+                        + storedFree[group] + " free blocks, its bitmap " + free[group]);
+        }
+    }
+
+    /**
+     * The written bitmaps, read ahead of the loop that checks them, several at a time and a window at a time. A
+     * cold open of a big volume waits for one read per written group; a device serves many at once (an SSD's
+     * queue, a striped array) where one after another leaves it idle between them. The window bounds the
+     * memory (a few MiB whatever the volume). Reads that are under way when the load stops (a corrupt block in
+     * a strict load) finish and are dropped; none is interrupted, which would close the image's channel.
+     */
+    private static final class BitmapReadahead implements AutoCloseable {
+        static final int THREADS = 8, GROUPS_PER_TASK = 16, WINDOW_TASKS = 64;
+
+        private final Metadata m;
+        private final BlockReader reader;
+        private final int[] groups; // the written ones, in order
+        private final ExecutorService pool; // null: read in the caller's thread
+        private final ArrayDeque<Future<byte[][]>> tasks = new ArrayDeque<>();
+        private int submitted; // groups handed to tasks
+        private int taken; // groups answered by next()
+        private byte[][] current;
+        private int currentFrom;
+
+        BitmapReadahead(Metadata m, BlockReader reader) {
+            this.m = m;
+            this.reader = reader;
+            int n = 0;
+            for (boolean u : m.uninit) if (!u) n++;
+            groups = new int[n];
+            n = 0;
+            for (int g = 0; g < m.uninit.length; g++) if (!m.uninit[g]) groups[n++] = g;
+            pool = groups.length < 2 * GROUPS_PER_TASK ? null : Executors.newFixedThreadPool(THREADS, r -> {
+                Thread t = new Thread(r, "blockyard-bitmap-readahead");
+                t.setDaemon(true);
+                return t;
+            });
+        }
+
+        /** The bytes of {@code group}'s bitmap: groups are asked for in order, each written one once. */
+        byte[] next(int group) {
+            if (pool == null) {
+                taken++;
+                return m.readBitmap(reader, group);
+            }
+            while (submitted < groups.length && tasks.size() < WINDOW_TASKS) {
+                int from = submitted, to = Math.min(groups.length, from + GROUPS_PER_TASK);
+                tasks.add(pool.submit(() -> {
+                    byte[][] out = new byte[to - from][];
+                    for (int i = from; i < to; i++) out[i - from] = m.readBitmap(reader, groups[i]);
+                    return out;
+                }));
+                submitted = to;
+            }
+            if (current == null || taken - currentFrom >= current.length) {
+                currentFrom = taken;
+                try {
+                    current = tasks.poll().get();
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof RuntimeException r) throw r;
+                    if (e.getCause() instanceof Error err) throw err;
+                    throw new IllegalStateException(e.getCause());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while reading bitmaps", e);
+                }
+            }
+            if (groups[taken] != group)
+                throw new IllegalStateException("bitmap of group " + group + " asked out of order");
+            byte[] b = current[taken - currentFrom];
+            current[taken - currentFrom] = null;
+            taken++;
+            return b;
+        }
+
+        @Override
+        public void close() {
+            if (pool != null) pool.shutdown();
+        }
     }
 
     /** Free counts as the descriptors stored them (fsck compares them with the bitmaps). */
