@@ -36,13 +36,19 @@ class DeviceFaultTest {
     @TempDir
     Path dir;
 
-    /** The image's device, whose writes and flushes fail once {@code writesLeft} runs out, as ENOSPC or EIO. */
-    private static final class FailingDevice implements BlockDevice {
+    /**
+     * The image's device with a fault switched on under the running volume: its writes and flushes fail once
+     * {@code writesLeft} runs out (a full or dying disk: ENOSPC, EIO), or with {@code hang} never return until
+     * {@code release} (a hung mount, a disk retrying a sector).
+     */
+    private static final class FaultyDevice implements BlockDevice {
         final BlockDevice inner;
         final AtomicInteger writesLeft = new AtomicInteger(Integer.MAX_VALUE);
-        final AtomicInteger refused = new AtomicInteger();
+        volatile boolean hang;
+        final CountDownLatch release = new CountDownLatch(1);
+        final AtomicInteger faulted = new AtomicInteger();
 
-        FailingDevice(BlockDevice inner) {
+        FaultyDevice(BlockDevice inner) {
             this.inner = inner;
         }
 
@@ -58,8 +64,17 @@ class DeviceFaultTest {
 
         @Override
         public long perform(IoOp op, long sector, int sectors, List<ByteBuffer> payloads) throws IOException {
+            if (op != IoOp.READ && hang) {
+                faulted.incrementAndGet();
+                try {
+                    release.await(5, TimeUnit.MINUTES);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                throw new IOException("the device came back with an error");
+            }
             if (op != IoOp.READ && writesLeft.getAndDecrement() <= 0) {
-                refused.incrementAndGet();
+                faulted.incrementAndGet();
                 throw new IOException("No space left on device");
             }
             return inner.perform(op, sector, sectors, payloads);
@@ -71,32 +86,25 @@ class DeviceFaultTest {
         }
     }
 
-    @Test
-    void aDeviceThatStopsWritingFailsTheCallsAfterItAndLosesNoAcknowledgedOne() throws Exception {
-        Path image = Volumes.make(dir, 4);
-        FailingDevice[] device = new FailingDevice[1];
-        List<BlockRun> acknowledged = new ArrayList<>();
-        Volume v = Volume.openOnDevice(image, Volumes.CONFIG, Volumes.FAST, d -> device[0] = new FailingDevice(d));
-        try {
-            join(v.allocator().open("f"));
-            for (int i = 0; i < 40; i++) acknowledged.add(join(v.allocator().getBlocks("f", i * 8L, 8, true)));
-            device[0].writesLeft.set(0);
-            // Each call is answered within bounded time, with a typed error: none of them can be made durable.
-            for (int i = 40; i < 60; i++) {
-                CompletableFuture<BlockRun> call = v.allocator().getBlocks("f", i * 8L, 8, true).toCompletableFuture();
-                ExecutionException e = assertThrows(ExecutionException.class, () -> call.get(30, TimeUnit.SECONDS),
-                        "call " + i + " after the device failed");
-                assertInstanceOf(AllocationException.Failed.class, e.getCause());
-            }
-            assertTrue(device[0].refused.get() >= 1, "the journal's writes reached the failing device");
-            byte[] before = Files.readAllBytes(image);
-            VolumeException.JournalFailed closing = assertThrows(VolumeException.JournalFailed.class, v::close);
-            assertTrue(closing.getMessage().contains("dirty"), closing.getMessage());
-            assertTrue(Arrays.equals(before, Files.readAllBytes(image)),
-                    "a close after the fault writes nothing: not the superblock's clean state, not a checkpoint");
-        } finally {
-            v.abandon(); // when an assertion failed before the close; nothing once closed
+    /** Appends 8-block runs to "f" from {@code from} to {@code to}, each acknowledged; answers them. */
+    private static List<BlockRun> appendAcknowledged(Volume v, int from, int to) {
+        List<BlockRun> runs = new ArrayList<>();
+        for (int i = from; i < to; i++) runs.add(join(v.allocator().getBlocks("f", i * 8L, 8, true)));
+        return runs;
+    }
+
+    /** Each append from {@code from} to {@code to} is answered, within bounded time, with a typed error. */
+    private static void appendsFail(Volume v, int from, int to, String why) {
+        for (int i = from; i < to; i++) {
+            CompletableFuture<BlockRun> call = v.allocator().getBlocks("f", i * 8L, 8, true).toCompletableFuture();
+            ExecutionException e = assertThrows(ExecutionException.class, () -> call.get(10, TimeUnit.SECONDS),
+                    "call " + i + " " + why);
+            assertInstanceOf(AllocationException.Failed.class, e.getCause());
         }
+    }
+
+    /** The volume was left dirty, its next open finds every acknowledged run where it was, and fsck is clean. */
+    private static void assertRecovered(Path image, List<BlockRun> acknowledged) {
         try (Volume again = Volumes.open(image)) {
             assertFalse(again.recovery().wasClean(), "the volume was left dirty");
             join(again.allocator().open("f"));
@@ -110,84 +118,52 @@ class DeviceFaultTest {
         assertTrue(report.clean(), report::report);
     }
 
-    /** The image's device, whose writes and flushes never return once {@code hang} is set, until released. */
-    private static final class HangingDevice implements BlockDevice {
-        final BlockDevice inner;
-        volatile boolean hang;
-        final CountDownLatch release = new CountDownLatch(1);
-        final AtomicInteger held = new AtomicInteger();
-
-        HangingDevice(BlockDevice inner) {
-            this.inner = inner;
+    @Test
+    void aDeviceThatStopsWritingFailsTheCallsAfterItAndLosesNoAcknowledgedOne() throws Exception {
+        Path image = Volumes.make(dir, 4);
+        FaultyDevice[] device = new FaultyDevice[1];
+        List<BlockRun> acknowledged;
+        Volume v = Volume.openOnDevice(image, Volumes.CONFIG, Volumes.FAST, d -> device[0] = new FaultyDevice(d));
+        try {
+            join(v.allocator().open("f"));
+            acknowledged = appendAcknowledged(v, 0, 40);
+            device[0].writesLeft.set(0);
+            appendsFail(v, 40, 60, "after the device failed"); // none of them can be made durable
+            assertTrue(device[0].faulted.get() >= 1, "the journal's writes reached the failing device");
+            byte[] before = Files.readAllBytes(image);
+            VolumeException.JournalFailed closing = assertThrows(VolumeException.JournalFailed.class, v::close);
+            assertTrue(closing.getMessage().contains("dirty"), closing.getMessage());
+            assertTrue(Arrays.equals(before, Files.readAllBytes(image)),
+                    "a close after the fault writes nothing: not the superblock's clean state, not a checkpoint");
+        } finally {
+            v.abandon(); // when an assertion failed before the close; nothing once closed
         }
-
-        @Override
-        public String kind() {
-            return inner.kind();
-        }
-
-        @Override
-        public long capacitySectors() {
-            return inner.capacitySectors();
-        }
-
-        @Override
-        public long perform(IoOp op, long sector, int sectors, List<ByteBuffer> payloads) throws IOException {
-            if (hang && op != IoOp.READ) {
-                held.incrementAndGet();
-                try {
-                    release.await(5, TimeUnit.MINUTES);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                throw new IOException("the device came back with an error");
-            }
-            return inner.perform(op, sector, sectors, payloads);
-        }
-
-        @Override
-        public void close() throws IOException {
-            inner.close();
-        }
+        assertRecovered(image, acknowledged);
     }
 
     /**
-     * A device that stops answering (a hung mount, a disk retrying a sector) holds no caller forever: the queue
-     * fails the requests it held past {@code blockyard.io.device-timeout}, the journal with them, and every call
-     * is answered with an error; the acknowledged runs are found at the next open.
+     * A device that stops answering holds no caller forever: the queue fails the requests it held past
+     * {@code blockyard.io.device-timeout}, the journal with them, and every call is answered with an error.
      */
     @Test
     void aDeviceThatStopsAnsweringFailsTheCallsWithinTheDeviceTimeout() throws Exception {
         Path image = Volumes.make(dir, 4);
         com.typesafe.config.Config config = Volumes.CONFIG.withValue("blockyard.io.device-timeout",
                 com.typesafe.config.ConfigValueFactory.fromAnyRef("300ms"));
-        HangingDevice[] device = new HangingDevice[1];
-        List<BlockRun> acknowledged = new ArrayList<>();
-        Volume v = Volume.openOnDevice(image, config, Volumes.FAST, d -> device[0] = new HangingDevice(d));
+        FaultyDevice[] device = new FaultyDevice[1];
+        List<BlockRun> acknowledged;
+        Volume v = Volume.openOnDevice(image, config, Volumes.FAST, d -> device[0] = new FaultyDevice(d));
         try {
             join(v.allocator().open("f"));
-            for (int i = 0; i < 20; i++) acknowledged.add(join(v.allocator().getBlocks("f", i * 8L, 8, true)));
+            acknowledged = appendAcknowledged(v, 0, 20);
             device[0].hang = true;
-            for (int i = 20; i < 30; i++) {
-                CompletableFuture<BlockRun> call = v.allocator().getBlocks("f", i * 8L, 8, true).toCompletableFuture();
-                ExecutionException e = assertThrows(ExecutionException.class, () -> call.get(10, TimeUnit.SECONDS),
-                        "call " + i + " while the device hangs");
-                assertInstanceOf(AllocationException.Failed.class, e.getCause());
-            }
-            assertTrue(device[0].held.get() >= 1, "a journal write reached the hanging device");
+            appendsFail(v, 20, 30, "while the device hangs");
+            assertTrue(device[0].faulted.get() >= 1, "a journal write reached the hanging device");
             assertThrows(VolumeException.JournalFailed.class, v::close);
         } finally {
             device[0].release.countDown();
             v.abandon();
         }
-        try (Volume again = Volumes.open(image)) {
-            join(again.allocator().open("f"));
-            for (BlockRun r : acknowledged) {
-                BlockRun now = join(again.allocator().getBlocks("f", r.logicalStart(), r.blocks(), false));
-                assertEquals(r.physicalStart(), now.physicalStart(), "acknowledged run at " + r.logicalStart());
-            }
-        }
-        Fsck.Result report = Fsck.check(image, false);
-        assertTrue(report.clean(), report::report);
+        assertRecovered(image, acknowledged);
     }
 }
