@@ -112,7 +112,8 @@ class VolumeCommandsTest {
         Run again = run("mkfs", image, "--size", "64MiB", "--blocks-per-group", "4096");
         assertEquals(2, again.code());
         assertEquals(1, again.err().lines().count(), again.err());
-        assertTrue(again.err().startsWith("blockyard mkfs: " + image + " already holds a Blockyard volume"), again.err());
+        assertTrue(again.err().startsWith("blockyard mkfs: " + image + " already holds a Blockyard volume"),
+                again.err());
         assertTrue(again.err().contains("--force"), again.err());
         assertArrayEquals(volume, Files.readAllBytes(Path.of(image)));
         Run forced = run("mkfs", image, "--size", "64MiB", "--blocks-per-group", "4096", "--force");

@@ -84,7 +84,8 @@ public final class FileStore implements AutoCloseable {
      */
     public static FileStore over(ActorBlockAllocator actors, org.blockyard.api.alloc.BlockAllocator files, IoSettings io,
                                  BlockDevice device) {
-        ActorRef<QueueActor.Command> q = actors.spawn(QueueActor.create(io.setup(), device), "io-queue", QueueActor.props());
+        ActorRef<QueueActor.Command> q = actors.spawn(QueueActor.create(io.setup(), device), "io-queue",
+                QueueActor.props());
         ActorBlockQueue queue = new ActorBlockQueue(q, actors.system().scheduler(), io.setup().limits(),
                 device.capacitySectors(), io.submitTimeout());
         return new FileStore(actors, files, queue, q, device);

@@ -239,8 +239,9 @@ public final class Volume implements AutoCloseable {
         return open(image, config, settings, io, memoryOnly, d -> d);
     }
 
-    /** As {@link #open(Path, Config, Journal.Settings)}, its image device seen through {@code device}: for fault tests. */
-    static Volume openOnDevice(Path image, Config config, Journal.Settings settings, UnaryOperator<BlockDevice> device) {
+    /** As {@link #open(Path, Config, Journal.Settings)}, its image device seen through {@code device}: fault tests. */
+    static Volume openOnDevice(Path image, Config config, Journal.Settings settings,
+                               UnaryOperator<BlockDevice> device) {
         return open(image, config, settings, IoSettings.fromConfig(config), group -> {}, device);
     }
 

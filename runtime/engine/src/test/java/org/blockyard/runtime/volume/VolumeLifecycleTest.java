@@ -72,7 +72,8 @@ class VolumeLifecycleTest {
         Path image = Volumes.make(dir, 4);
         try (Volume v = Volumes.open(image)) {
             // The default dispatcher's workers, as Akka sizes the pool: processors times the factor, clamped.
-            com.typesafe.config.Config fj = Volumes.CONFIG.getConfig("akka.actor.default-dispatcher.fork-join-executor");
+            com.typesafe.config.Config fj =
+                    Volumes.CONFIG.getConfig("akka.actor.default-dispatcher.fork-join-executor");
             int workers = (int) Math.max(fj.getInt("parallelism-min"), Math.min(fj.getInt("parallelism-max"),
                     Math.ceil(Runtime.getRuntime().availableProcessors() * fj.getDouble("parallelism-factor"))));
             CountDownLatch busy = new CountDownLatch(workers), release = new CountDownLatch(1);
