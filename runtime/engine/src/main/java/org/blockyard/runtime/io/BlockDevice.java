@@ -4,6 +4,10 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import org.blockyard.api.io.BlockRequest;
 import org.blockyard.api.io.IoFlag;
@@ -48,4 +52,37 @@ public interface BlockDevice extends Closeable {
 
     @Override
     default void close() throws IOException {}
+
+    /**
+     * Closes {@code device}, waiting at most {@code limitNanos}. A device with a request stuck in it (a hung
+     * disk's fdatasync) may not close before that request returns: a file channel's close waits for the
+     * threads inside it. A closing queue or volume must not wait with it. Answers whether it closed in time;
+     * the close goes on in a thread of its own if not. A close that failed throws its error.
+     */
+    static boolean closeWithin(BlockDevice device, long limitNanos) throws IOException {
+        CompletableFuture<Void> closed = new CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                device.close();
+                closed.complete(null);
+            } catch (Throwable e) {
+                closed.completeExceptionally(e);
+            }
+        }, "blockyard-device-close");
+        t.setDaemon(true);
+        t.start();
+        try {
+            closed.get(limitNanos, TimeUnit.NANOSECONDS);
+            return true;
+        } catch (TimeoutException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof IOException io) throw io;
+            if (e.getCause() instanceof RuntimeException r) throw r;
+            throw new IOException("closing the " + device.kind() + " device failed: " + e.getCause(), e.getCause());
+        }
+    }
 }

@@ -345,8 +345,11 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
         if (failed > 0) getContext().getLog().warn("queue stopped with {} submissions outstanding; they failed", failed);
         deviceThread.shutdown();
         try {
-            device.close();
-        } catch (IOException e) {
+            if (!BlockDevice.closeWithin(device, setup.deviceTimeoutNanos()))
+                getContext().getLog().error("the {} device did not close within {} ms (a request is stuck in it); "
+                        + "the queue stopped without it", device.kind(),
+                        Duration.ofNanos(setup.deviceTimeoutNanos()).toMillis());
+        } catch (IOException | RuntimeException e) {
             getContext().getLog().warn("closing the {} device failed: {}", device.kind(), e.getMessage());
         }
         return this;

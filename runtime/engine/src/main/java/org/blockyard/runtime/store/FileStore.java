@@ -50,9 +50,12 @@ public final class FileStore implements AutoCloseable {
     private final int blockBytes;
     private final int maxRequestBlocks;
     private final AtomicLong nextId = new AtomicLong(1);
+    /** Longest {@link #close} waits for the device to close (a request may be stuck in it). */
+    private final long deviceTimeoutNanos;
 
     private FileStore(ActorBlockAllocator actors, org.blockyard.api.alloc.BlockAllocator allocator, ActorBlockQueue queue,
-                      ActorRef<QueueActor.Command> queueActor, BlockDevice device) {
+                      ActorRef<QueueActor.Command> queueActor, BlockDevice device, long deviceTimeoutNanos) {
+        this.deviceTimeoutNanos = deviceTimeoutNanos;
         this.actors = actors;
         this.allocator = allocator;
         this.queue = queue;
@@ -88,7 +91,7 @@ public final class FileStore implements AutoCloseable {
                 QueueActor.props());
         ActorBlockQueue queue = new ActorBlockQueue(q, actors.system().scheduler(), io.setup().limits(),
                 device.capacitySectors(), io.submitTimeout());
-        return new FileStore(actors, files, queue, q, device);
+        return new FileStore(actors, files, queue, q, device, io.setup().deviceTimeoutNanos());
     }
 
     /**
@@ -96,8 +99,9 @@ public final class FileStore implements AutoCloseable {
      * journal shares). Closing the store closes the queue, the actors and the device.
      */
     public static FileStore over(ActorBlockAllocator actors, org.blockyard.api.alloc.BlockAllocator files,
-                                 ActorBlockQueue queue, ActorRef<QueueActor.Command> queueRef, BlockDevice device) {
-        return new FileStore(actors, files, queue, queueRef, device);
+                                 ActorBlockQueue queue, ActorRef<QueueActor.Command> queueRef, BlockDevice device,
+                                 long deviceTimeoutNanos) {
+        return new FileStore(actors, files, queue, queueRef, device, deviceTimeoutNanos);
     }
 
     public ActorBlockAllocator allocator() {
@@ -300,7 +304,7 @@ public final class FileStore implements AutoCloseable {
         queue.close();
         actors.close();
         try {
-            device.close();
+            BlockDevice.closeWithin(device, deviceTimeoutNanos); // not in time: the queue's stop logged it
         } catch (java.io.IOException e) {
             throw new IllegalStateException("device did not close: " + e.getMessage(), e);
         }

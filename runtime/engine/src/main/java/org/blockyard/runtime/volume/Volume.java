@@ -71,6 +71,8 @@ public final class Volume implements AutoCloseable {
     private FileStore store;
     /** The volume's block-I/O queue over the image, and its device: files' data and the journal. */
     private final BlockDevice device;
+    /** Longest a close waits for the device to close (a request may be stuck in it). */
+    private final long deviceTimeoutNanos;
     private final ActorRef<QueueActor.Command> queueRef;
     private final ActorBlockQueue queue;
     /** The io context the journal's requests carry (files' data carry their writers'). */
@@ -323,6 +325,7 @@ public final class Volume implements AutoCloseable {
             // its checkpoints as META, each commit closed by a FLUSH. Recovery above wrote directly, as a
             // mount replays its journal before the file system runs.
             this.device = deviceView.apply(new FileDevice(image, layout.geometry().bytes(), false));
+            this.deviceTimeoutNanos = io.setup().deviceTimeoutNanos();
             QueueLimits l = io.setup().limits();
             QueueSetup setup = io.setup().withLimits(new QueueLimits(l.maxSectors(), l.logicalBlockBytes(),
                     l.physicalBlockBytes(), config.getInt("blockyard.volume.queue-depth")));
@@ -376,7 +379,7 @@ public final class Volume implements AutoCloseable {
 
     /** Files with data through the I/O queue onto this image (created on first call): the journal's queue. */
     public synchronized FileStore fileStore() {
-        if (store == null) store = FileStore.over(actors, allocator, queue, queueRef, device);
+        if (store == null) store = FileStore.over(actors, allocator, queue, queueRef, device, deviceTimeoutNanos);
         return store;
     }
 
@@ -394,7 +397,7 @@ public final class Volume implements AutoCloseable {
         queue.close();
         actors.close();
         try {
-            device.close();
+            BlockDevice.closeWithin(device, deviceTimeoutNanos); // not in time: the queue's stop logged it
         } catch (IOException e) {
             throw new UncheckedIOException("device did not close: " + e.getMessage(), e);
         }

@@ -5,12 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -39,7 +41,8 @@ class DeviceFaultTest {
     /**
      * The image's device with a fault switched on under the running volume: its writes and flushes fail once
      * {@code writesLeft} runs out (a full or dying disk: ENOSPC, EIO), or with {@code hang} never return until
-     * {@code release} (a hung mount, a disk retrying a sector).
+     * {@code release} (a hung mount, a disk retrying a sector); its close then waits for them too, as a file
+     * channel's close waits for the threads inside it.
      */
     private static final class FaultyDevice implements BlockDevice {
         final BlockDevice inner;
@@ -82,6 +85,13 @@ class DeviceFaultTest {
 
         @Override
         public void close() throws IOException {
+            if (hang) {
+                try {
+                    release.await(5, TimeUnit.MINUTES);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
             inner.close();
         }
     }
@@ -159,7 +169,9 @@ class DeviceFaultTest {
             device[0].hang = true;
             appendsFail(v, 20, 30, "while the device hangs");
             assertTrue(device[0].faulted.get() >= 1, "a journal write reached the hanging device");
-            assertThrows(VolumeException.JournalFailed.class, v::close);
+            // The close does not wait for the device to close: it would wait as long as the stuck request.
+            assertTimeoutPreemptively(Duration.ofSeconds(30),
+                    () -> assertThrows(VolumeException.JournalFailed.class, v::close));
         } finally {
             device[0].release.countDown();
             v.abandon();
