@@ -21,8 +21,7 @@ import org.blockyard.api.io.QueueLimits;
  * @param events             observer of Q/M/F/I/D/C events (a blktrace writer), or {@link QueueEvents#NONE}
  * @param elevatorStallLimitNanos longest one elevator call may take before the queue retires the elevator
  * @param deviceTimeoutNanos longest a request may stay on the device before the queue fails it with a
- *                           {@link org.blockyard.api.io.IoException.DeviceError} (a hung device, as Linux's
- *                           SCSI command timeout ends in EIO)
+ *                           {@link org.blockyard.api.io.IoException.DeviceError} (a hung device)
  */
 public record QueueSetup(ElevatorRegistry registry, String requestedElevator, Map<String, Map<String, Long>> tunables,
                          QueueLimits limits, int unplugThreshold, long unplugDelayNanos, QueueEvents events,
@@ -31,8 +30,8 @@ public record QueueSetup(ElevatorRegistry registry, String requestedElevator, Ma
     /** Default of {@code blockyard.io.elevator-stall-limit}: 100 ms. */
     public static final long DEFAULT_STALL_LIMIT_NANOS = 100_000_000L;
 
-    /** Default of {@code blockyard.io.device-timeout}: 30 s, Linux's SCSI disk command timeout. */
-    public static final long DEFAULT_DEVICE_TIMEOUT_NANOS = 30_000_000_000L;
+    /** Default of {@code blockyard.io.device-timeout}: 120 s, when Linux warns of a hung task. */
+    public static final long DEFAULT_DEVICE_TIMEOUT_NANOS = 120_000_000_000L;
 
     public QueueSetup {
         tunables = Map.copyOf(tunables);
