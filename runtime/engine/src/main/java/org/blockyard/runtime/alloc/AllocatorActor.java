@@ -39,11 +39,7 @@ public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Comman
      * shape). A name already taken gets a unique suffix.
      */
     public record Spawn<T>(Behavior<T> behavior, String name, Props props, ActorRef<ActorRef<T>> replyTo)
-            implements Command {
-        public Spawn(Behavior<T> behavior, String name, ActorRef<ActorRef<T>> replyTo) {
-            this(behavior, name, Props.empty(), replyTo);
-        }
-    }
+            implements Command {}
 
     /** The allocator is closing: rounds of {@link DropPreallocations} answer 0 from now on; acknowledges. */
     public record Shutdown(ActorRef<Done> replyTo) implements Command {}

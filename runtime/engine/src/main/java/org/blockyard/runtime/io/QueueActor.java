@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -102,12 +101,7 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
     private final ExecutorService deviceThread;
     private final long originNanos = System.nanoTime();
     private long timerAtNanos = Long.MAX_VALUE;
-    /**
-     * Requests on the device and when each was issued ({@code System.nanoTime()}), oldest first: the device
-     * thread serves them in that order. One that outstays the device timeout is failed and removed; its late
-     * completion finds it gone and is dropped.
-     */
-    private final LinkedHashMap<Request, Long> onDevice = new LinkedHashMap<>();
+    /** A {@link CheckDevice} is due: at most one at a time, for the oldest request in flight. */
     private boolean checkScheduled;
 
     /** Where a queue spawned beside busy actors runs: a thread of its own ({@code blockyard.io-dispatcher}). */
@@ -193,7 +187,7 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
     }
 
     private Behavior<Command> onDeviceDone(DeviceDone m) {
-        if (onDevice.remove(m.request()) == null) return this; // failed already: it outstayed the device timeout
+        if (!queue.isInFlight(m.request())) return this; // failed already: it outstayed the device timeout
         queue.complete(m.request(), now(), m.error());
         pump();
         return this;
@@ -202,29 +196,24 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
     /** Fails the requests the device has held past the timeout, so their callers hear within bounded time. */
     private Behavior<Command> onCheckDevice() {
         checkScheduled = false;
-        long limit = setup.deviceTimeoutNanos(), t = System.nanoTime();
-        var it = onDevice.entrySet().iterator();
-        int failed = 0;
-        while (it.hasNext()) {
-            var e = it.next();
-            if (t - e.getValue() < limit) break;
-            it.remove();
-            failed++;
-            Request rq = e.getKey();
-            queue.complete(rq, now(), new IoException.DeviceError(rq + " was not answered by the " + device.kind()
+        long limit = setup.deviceTimeoutNanos(), now = now();
+        List<Request> overdue = queue.inFlightIssuedBy(now - limit);
+        for (Request rq : overdue)
+            queue.complete(rq, now, new IoException.DeviceError(rq + " was not answered by the " + device.kind()
                     + " device within " + Duration.ofNanos(limit).toMillis() + " ms", null));
-        }
-        if (failed > 0) getContext().getLog().error("the {} device held {} requests longer than {} ms; they failed",
-                device.kind(), failed, Duration.ofNanos(limit).toMillis());
+        if (!overdue.isEmpty()) getContext().getLog().error("the {} device held {} requests longer than {} ms; "
+                + "they failed", device.kind(), overdue.size(), Duration.ofNanos(limit).toMillis());
         scheduleCheck();
         pump();
         return this;
     }
 
-    /** Looks again when the oldest request on the device would outstay the timeout. */
+    /** Looks again when the oldest request in flight would outstay the device timeout. */
     private void scheduleCheck() {
-        if (checkScheduled || onDevice.isEmpty()) return;
-        long due = onDevice.values().iterator().next() + setup.deviceTimeoutNanos() - System.nanoTime();
+        if (checkScheduled) return;
+        long oldest = queue.oldestIssuedNanos();
+        if (oldest == Long.MAX_VALUE) return;
+        long due = oldest + setup.deviceTimeoutNanos() - now();
         timers.startSingleTimer(CheckDevice.INSTANCE, CheckDevice.INSTANCE, Duration.ofNanos(Math.max(0, due)));
         checkScheduled = true;
     }
@@ -303,7 +292,6 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
     private void issue(Request rq) {
         List<ByteBuffer> payloads = new ArrayList<>(rq.bios.size());
         for (Request.Bio b : rq.bios) if (b.io().payload() != null) payloads.add(b.io().payload());
-        onDevice.put(rq, System.nanoTime());
         scheduleCheck();
         CompletableFuture<Long> io = CompletableFuture.supplyAsync(() -> {
             try {

@@ -91,11 +91,6 @@ public record QueueSetup(ElevatorRegistry registry, String requestedElevator, Ma
                 nanos, deviceTimeoutNanos);
     }
 
-    public QueueSetup withDeviceTimeout(long nanos) {
-        return new QueueSetup(registry, requestedElevator, tunables, limits, unplugThreshold, unplugDelayNanos, events,
-                elevatorStallLimitNanos, nanos);
-    }
-
     public QueueSetup withTunable(String elevatorId, String name, long value) {
         Map<String, Map<String, Long>> t = new HashMap<>(tunables);
         Map<String, Long> one = new HashMap<>(t.getOrDefault(elevatorId, Map.of()));

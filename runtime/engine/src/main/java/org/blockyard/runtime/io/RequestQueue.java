@@ -529,6 +529,25 @@ public final class RequestQueue {
         return inFlight.size();
     }
 
+    /** Whether {@code rq} was issued and has not completed (a request failed as overdue no longer is). */
+    public boolean isInFlight(Request rq) {
+        return inFlight.contains(rq);
+    }
+
+    /** When the oldest request in flight was issued, or {@code Long.MAX_VALUE} with none. */
+    public long oldestIssuedNanos() {
+        long oldest = Long.MAX_VALUE;
+        for (Request rq : inFlight) oldest = Math.min(oldest, rq.issuedNanos);
+        return oldest;
+    }
+
+    /** The requests in flight issued at or before {@code issuedByNanos}. */
+    public List<Request> inFlightIssuedBy(long issuedByNanos) {
+        List<Request> out = new ArrayList<>();
+        for (Request rq : inFlight) if (rq.issuedNanos <= issuedByNanos) out.add(rq);
+        return out;
+    }
+
     /**
      * The next request to issue at {@code nowNanos}, already marked started and counted, or null when none
      * may go now (see {@link #wakeAtNanos()} for when to ask again).

@@ -202,27 +202,23 @@ public final class Metadata {
     /** Reads, checks and counts every group's bitmap; {@code strict}: a stored free count must agree too. */
     private void loadBitmaps(BitmapReadahead ahead, Problems p, boolean strict, long[] storedFree, int[] storedCrc) {
         for (int group = 0; group < geometry.groups(); group++) {
-            if (uninit[group]) { // never written: nothing on disk to read or check
-                free[group] = countFree(group); // its row is the initial one
-                if (strict && free[group] != storedFree[group])
-                    p.corrupt(Structure.GROUP_DESCRIPTOR, layout.descriptorBlock(group), "group " + group + " counts "
-                            + storedFree[group] + " free blocks, its unwritten bitmap " + free[group]);
-                continue;
+            if (!uninit[group]) { // else never written: nothing on disk to read or check, its row the initial one
+                byte[] bytes = ahead.next(group);
+                int crc = Layout.crc(seed, group, bytes, 0, layout.bitmapBytes());
+                if (crc != storedCrc[group])
+                    p.corrupt(Structure.BITMAP, layout.bitmapBlock(group), "bitmap of group " + group
+                            + " fails its checksum (descriptor says " + Integer.toHexString(storedCrc[group])
+                            + ", block has " + Integer.toHexString(crc) + ")");
+                bitmaps[group] = new long[geometry.blocksPerGroup() / 64];
+                Layout.le(bytes).asLongBuffer().get(bitmaps[group]);
+                bitmapCrc[group] = crc;
+                bitmapCrcValid[group] = true;
             }
-            byte[] bytes = ahead.next(group);
-            int crc = Layout.crc(seed, group, bytes, 0, layout.bitmapBytes());
-            if (crc != storedCrc[group])
-                p.corrupt(Structure.BITMAP, layout.bitmapBlock(group), "bitmap of group " + group
-                        + " fails its checksum (descriptor says " + Integer.toHexString(storedCrc[group]) + ", block has "
-                        + Integer.toHexString(crc) + ")");
-            bitmaps[group] = new long[geometry.blocksPerGroup() / 64];
-            Layout.le(bytes).asLongBuffer().get(bitmaps[group]);
-            bitmapCrc[group] = crc;
-            bitmapCrcValid[group] = true;
             free[group] = countFree(group);
             if (strict && free[group] != storedFree[group])
                 p.corrupt(Structure.GROUP_DESCRIPTOR, layout.descriptorBlock(group), "group " + group + " counts "
-                        + storedFree[group] + " free blocks, its bitmap " + free[group]);
+                        + storedFree[group] + " free blocks, its " + (uninit[group] ? "unwritten " : "") + "bitmap "
+                        + free[group]);
         }
     }
 
@@ -263,10 +259,7 @@ public final class Metadata {
 
         /** The bytes of {@code group}'s bitmap: groups are asked for in order, each written one once. */
         byte[] next(int group) {
-            if (pool == null) {
-                taken++;
-                return m.readBitmap(reader, group);
-            }
+            if (pool == null) return m.readBitmap(reader, group);
             while (submitted < groups.length && tasks.size() < WINDOW_TASKS) {
                 int from = submitted, to = Math.min(groups.length, from + GROUPS_PER_TASK);
                 tasks.add(pool.submit(() -> {
@@ -464,7 +457,6 @@ public final class Metadata {
         }
         return to;
     }
-
 
     private long countFree(int group) {
         return countFree(row(group), geometry.systemBlocks(group), geometry.groupBlocks(group));

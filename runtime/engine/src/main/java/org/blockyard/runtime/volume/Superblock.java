@@ -17,15 +17,11 @@ import org.blockyard.api.alloc.Geometry;
  */
 public record Superblock(Layout layout, UUID uuid, int featuresCompat, int featuresIncompat, int featuresRoCompat,
                          boolean clean, int mounts, long createdSeconds, long writtenSeconds, int copyOf) {
-    public boolean uninitBitmaps() {
-        return (featuresIncompat & INCOMPAT_UNINIT_BITMAPS) != 0;
-    }
-
     public static final byte[] MAGIC = "BLKYARD1".getBytes(StandardCharsets.US_ASCII);
     public static final int VERSION = 1;
     public static final int BYTES = 1024;
-    /** Incompatible features: the metadata journal, and extent-mapped files. A reader must know them all. */
     /**
+     * Incompatible features, which a reader must all know: the metadata journal, extent-mapped files, and
      * {@code INCOMPAT_UNINIT_BITMAPS}: a descriptor may say its group's bitmap was never written (ext4's
      * {@code BLOCK_UNINIT}): its system zone used, the rest free, its block never read. A reader that does not
      * know it would read that block's stale bytes, so it must refuse the volume.
@@ -34,6 +30,11 @@ public record Superblock(Layout layout, UUID uuid, int featuresCompat, int featu
     public static final int KNOWN_INCOMPAT = INCOMPAT_JOURNAL | INCOMPAT_EXTENTS | INCOMPAT_UNINIT_BITMAPS;
     /** Compatible feature: backup superblocks in sparse groups. */
     public static final int COMPAT_SPARSE_SUPER = 1;
+
+    /** Whether this volume's descriptors may say a bitmap was never written ({@code INCOMPAT_UNINIT_BITMAPS}). */
+    public boolean uninitBitmaps() {
+        return (featuresIncompat & INCOMPAT_UNINIT_BITMAPS) != 0;
+    }
 
     public static Superblock fresh(Layout layout) {
         long now = System.currentTimeMillis() / 1000;
