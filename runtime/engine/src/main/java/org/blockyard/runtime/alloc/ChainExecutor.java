@@ -19,13 +19,17 @@ import java.util.concurrent.TimeUnit;
  * Here the hop stays on its worker, as under a pool of one worker, and every other task goes through the
  * pool as before, so independent work still spreads over every core and idle workers still steal.
  *
+ * <p>Only while the pool's other workers are idle: the wake-up is what a successor saves, and a worker
+ * already running would take a pushed task at no such cost, so with another worker active the task is
+ * pushed at once and a held successor goes to the pool when its task ends.
+ *
  * <p>Bounds, so that every task still runs in bounded time:
  * <ul>
  *   <li>A task keeps at most one successor (the first task it submits); later ones go to the pool.</li>
- *   <li>The successor runs right after its task only while the worker's own pool queue is empty, and for
- *       at most {@code maxHops} tasks in a row; otherwise it is pushed to the pool, behind what waits, as
- *       any task. So a successor waits at most for the rest of the task that submitted it, and a chain
- *       cannot keep a worker from its queue.</li>
+ *   <li>The successor runs right after its task only while the worker's own pool queue is empty and no
+ *       other worker is active, and for at most {@code maxHops} tasks in a row; otherwise it is pushed to
+ *       the pool, behind what waits, as any task. So a successor waits at most for the rest of the task
+ *       that submitted it, and a chain cannot keep a worker from its queue.</li>
  *   <li>A task that throws is reported to its thread's uncaught-exception handler, and its successor is
  *       still run or pushed.</li>
  *   <li>A successor is never lost: one the pool refuses (it was shut down after the submitter was
@@ -57,7 +61,8 @@ public final class ChainExecutor extends AbstractExecutorService {
     public void execute(Runnable task) {
         Objects.requireNonNull(task, "task");
         Worker w = WORKER.get();
-        if (w != null && w.executor == this && w.running && w.successor == null && maxHops > 0) {
+        if (w != null && w.executor == this && w.running && w.successor == null && maxHops > 0
+                && pool.getActiveThreadCount() <= 1) {
             w.successor = task;
             return;
         }
@@ -81,7 +86,8 @@ public final class ChainExecutor extends AbstractExecutorService {
             for (int hops = 0; w.successor != null; hops++) {
                 Runnable next = w.successor;
                 w.successor = null;
-                if ((hops >= maxHops || ForkJoinTask.getQueuedTaskCount() > 0) && push(next)) {
+                if ((hops >= maxHops || ForkJoinTask.getQueuedTaskCount() > 0 || pool.getActiveThreadCount() > 1)
+                        && push(next)) {
                     break;
                 }
                 runOne(next);
