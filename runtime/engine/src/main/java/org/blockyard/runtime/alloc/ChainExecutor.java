@@ -20,8 +20,12 @@ import java.util.concurrent.TimeUnit;
  * pool as before, so independent work still spreads over every core and idle workers still steal.
  *
  * <p>Only while the pool's other workers are idle: the wake-up is what a successor saves, and a worker
- * already running would take a pushed task at no such cost, so with another worker active the task is
- * pushed at once and a held successor goes to the pool when its task ends.
+ * already running takes a pushed task at no such cost, so when its task ends a held successor goes to the
+ * pool if another worker is active. Run inline regardless, successors hid work from the other worker: one
+ * client's small files ran 1.65 times as fast as under the plain pool, but 16 clients' and 16 writers'
+ * appends 15 to 20% slower; with the check, 1.5 times and no loss (alternating invocations, README).
+ * Whether a worker is active is read when the successor would run, not when it is submitted: read then,
+ * a worker only looking for work counted as active and most chains broke up.
  *
  * <p>Bounds, so that every task still runs in bounded time:
  * <ul>
@@ -66,11 +70,23 @@ public final class ChainExecutor extends AbstractExecutorService {
             w.successor = task;
             return;
         }
-        pool.execute(new Hop(task));
+        pool.execute(hop(task));
+    }
+
+    /** A hop for {@code task}: one this worker's chains are done with, else a new one. */
+    private Hop hop(Runnable task) {
+        Worker w = WORKER.get();
+        Hop h = w != null && w.executor == this ? w.reuse() : null;
+        if (h == null) {
+            return new Hop(task);
+        }
+        h.reinitialize();
+        h.task = task;
+        return h;
     }
 
     /** Runs {@code first}, then its successors while nothing waits in this worker's pool queue. */
-    private void runChain(Runnable first) {
+    private void runChain(Hop hop, Runnable first) {
         Worker w = WORKER.get();
         if (w == null || w.executor != this) {
             w = new Worker(this);
@@ -80,6 +96,10 @@ public final class ChainExecutor extends AbstractExecutorService {
             runOne(first);
             return;
         }
+        // The hop this worker ran before is done by now (the pool marks a task done before its next one):
+        // it may carry another task.
+        w.recycle(w.lastHop);
+        w.lastHop = hop;
         w.running = true;
         try {
             runOne(first);
@@ -107,7 +127,7 @@ public final class ChainExecutor extends AbstractExecutorService {
     /** Hands {@code task} to the pool; false when the pool is shut down (its submitter was not refused). */
     private boolean push(Runnable task) {
         try {
-            pool.execute(new Hop(task));
+            pool.execute(hop(task));
             return true;
         } catch (RejectedExecutionException e) {
             return false;
@@ -153,19 +173,41 @@ public final class ChainExecutor extends AbstractExecutorService {
 
     /** One worker thread's chain state; only that thread touches it. */
     private static final class Worker {
+        /** Done hops kept for reuse: each pushed task would otherwise cost one (24 to 32 bytes). */
+        private static final int SPARE_HOPS = 64;
+
         final ChainExecutor executor;
         boolean running;
         Runnable successor;
+        Hop lastHop;
+        private final Hop[] spare = new Hop[SPARE_HOPS];
+        private int spares;
 
         Worker(ChainExecutor executor) {
             this.executor = executor;
+        }
+
+        void recycle(Hop h) {
+            if (h != null && spares < SPARE_HOPS) {
+                h.task = null;
+                spare[spares++] = h;
+            }
+        }
+
+        Hop reuse() {
+            if (spares == 0) {
+                return null;
+            }
+            Hop h = spare[--spares];
+            spare[spares] = null;
+            return h;
         }
     }
 
     /** A task as the pool runs it: the task, then its chain. */
     private final class Hop extends ForkJoinTask<Void> {
         private static final long serialVersionUID = 1L;
-        private final transient Runnable task;
+        private transient Runnable task;
 
         Hop(Runnable task) {
             this.task = task;
@@ -182,7 +224,7 @@ public final class ChainExecutor extends AbstractExecutorService {
 
         @Override
         protected boolean exec() {
-            runChain(task);
+            runChain(this, task);
             return true;
         }
     }

@@ -81,6 +81,56 @@ class ChainExecutorTest {
     }
 
     @Test
+    void everyTaskRunsExactlyOnceUnderFanOutFromInsideAndOutside() throws Exception {
+        ChainExecutor e = executor(2, 64, null);
+        int roots = 2_000;
+        int perRoot = 50;
+        java.util.concurrent.atomic.AtomicIntegerArray runs = new java.util.concurrent.atomic.AtomicIntegerArray(
+                roots * perRoot);
+        CountDownLatch done = new CountDownLatch(roots * perRoot);
+        Thread[] outside = new Thread[4];
+        for (int t = 0; t < outside.length; t++) {
+            int first = t;
+            outside[t] = new Thread(() -> {
+                for (int r = first; r < roots; r += outside.length) {
+                    int root = r;
+                    // Each root fans out: a chain of successors, each also sending a second task to the pool.
+                    e.execute(new Runnable() {
+                        int step;
+
+                        @Override
+                        public void run() {
+                            int id = root * perRoot + step;
+                            runs.incrementAndGet(id);
+                            done.countDown();
+                            step += 2;
+                            if (step < perRoot) {
+                                e.execute(this);
+                                int sibling = id + 1;
+                                e.execute(() -> {
+                                    runs.incrementAndGet(sibling);
+                                    done.countDown();
+                                });
+                            } else if (step == perRoot) {
+                                runs.incrementAndGet(id + 1);
+                                done.countDown();
+                            }
+                        }
+                    });
+                }
+            });
+            outside[t].start();
+        }
+        for (Thread t : outside) {
+            t.join();
+        }
+        assertTrue(done.await(30, TimeUnit.SECONDS), done.getCount() + " tasks never ran");
+        for (int i = 0; i < runs.length(); i++) {
+            assertEquals(1, runs.get(i), "task " + i);
+        }
+    }
+
+    @Test
     void aSuccessorGoesBehindTasksAlreadyWaitingOnItsWorker() throws Exception {
         ChainExecutor e = executor(1, 64, null);
         List<String> order = Collections.synchronizedList(new ArrayList<>());
@@ -123,6 +173,7 @@ class ChainExecutorTest {
         };
         e.execute(hop[0]);
         while (chainHops.get() < 1_000) {
+            assertTrue(System.nanoTime() < deadline, "the chain did not get going");
             Thread.onSpinWait();
         }
         CompletableFuture<Long> outside = new CompletableFuture<>();
