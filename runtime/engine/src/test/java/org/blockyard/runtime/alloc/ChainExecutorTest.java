@@ -232,6 +232,21 @@ class ChainExecutorTest {
         assertFalse(executorClassOf(BlockyardConfig.load(off)).contains("Chain"));
     }
 
+    @Test
+    void aWrongSettingIsRefusedWithItsName(@TempDir Path dir) throws Exception {
+        for (String setting : List.of("blockyard.akka-dispatcher.max-hops = -1",
+                "blockyard.akka-dispatcher.chain = maybe", "blockyard.akka-dispatcher.max-hops = many")) {
+            Path file = Files.writeString(dir.resolve("wrong.conf"), setting + "\n");
+            Throwable thrown = org.junit.jupiter.api.Assertions.assertThrows(Throwable.class,
+                    () -> executorClassOf(BlockyardConfig.load(file)), setting);
+            StringBuilder messages = new StringBuilder();
+            for (Throwable t = thrown; t != null; t = t.getCause()) {
+                messages.append(t.getMessage()).append('\n');
+            }
+            assertTrue(messages.toString().contains("blockyard.akka-dispatcher."), setting + ": " + messages);
+        }
+    }
+
     /** The executor an actor system made from {@code config} runs its actors on, by its class name. */
     private static String executorClassOf(Config config) throws Exception {
         ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "chain-test", config);
