@@ -3,6 +3,7 @@ package org.blockyard.runtime.alloc;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
@@ -15,7 +16,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -85,8 +86,7 @@ class ChainExecutorTest {
         ChainExecutor e = executor(2, 64, null);
         int roots = 2_000;
         int perRoot = 50;
-        java.util.concurrent.atomic.AtomicIntegerArray runs = new java.util.concurrent.atomic.AtomicIntegerArray(
-                roots * perRoot);
+        AtomicIntegerArray runs = new AtomicIntegerArray(roots * perRoot);
         CountDownLatch done = new CountDownLatch(roots * perRoot);
         Thread[] outside = new Thread[4];
         for (int t = 0; t < outside.length; t++) {
@@ -237,7 +237,7 @@ class ChainExecutorTest {
         for (String setting : List.of("blockyard.akka-dispatcher.max-hops = -1",
                 "blockyard.akka-dispatcher.chain = maybe", "blockyard.akka-dispatcher.max-hops = many")) {
             Path file = Files.writeString(dir.resolve("wrong.conf"), setting + "\n");
-            Throwable thrown = org.junit.jupiter.api.Assertions.assertThrows(Throwable.class,
+            Throwable thrown = assertThrows(Throwable.class,
                     () -> executorClassOf(BlockyardConfig.load(file)), setting);
             StringBuilder messages = new StringBuilder();
             for (Throwable t = thrown; t != null; t = t.getCause()) {
