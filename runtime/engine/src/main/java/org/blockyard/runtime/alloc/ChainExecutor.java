@@ -71,12 +71,11 @@ public final class ChainExecutor extends AbstractExecutorService {
             w.successor = task;
             return;
         }
-        pool.execute(hop(task));
+        pool.execute(hop(w, task));
     }
 
-    /** A hop for {@code task}: one this worker's chains are done with, else a new one. */
-    private Hop hop(Runnable task) {
-        Worker w = WORKER.get();
+    /** A hop for {@code task}: one {@code w}'s chains are done with (a worker of this pool's), else a new one. */
+    private Hop hop(Worker w, Runnable task) {
         Hop h = w != null && w.executor == this ? w.reuse() : null;
         if (h == null) {
             return new Hop(task);
@@ -108,7 +107,7 @@ public final class ChainExecutor extends AbstractExecutorService {
                 Runnable next = w.successor;
                 w.successor = null;
                 if ((hops >= maxHops || ForkJoinTask.getQueuedTaskCount() > 0 || pool.getActiveThreadCount() > 1)
-                        && push(next)) {
+                        && push(w, next)) {
                     break;
                 }
                 runOne(next);
@@ -118,7 +117,7 @@ public final class ChainExecutor extends AbstractExecutorService {
             Runnable left = w.successor;
             if (left != null) {
                 w.successor = null;
-                if (!push(left)) {
+                if (!push(w, left)) {
                     runOne(left);
                 }
             }
@@ -126,9 +125,9 @@ public final class ChainExecutor extends AbstractExecutorService {
     }
 
     /** Hands {@code task} to the pool; false when the pool is shut down (its submitter was not refused). */
-    private boolean push(Runnable task) {
+    private boolean push(Worker w, Runnable task) {
         try {
-            pool.execute(hop(task));
+            pool.execute(hop(w, task));
             return true;
         } catch (RejectedExecutionException e) {
             return false;

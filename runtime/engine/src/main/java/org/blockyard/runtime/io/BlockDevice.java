@@ -4,10 +4,6 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 import org.blockyard.api.io.BlockRequest;
 import org.blockyard.api.io.IoFlag;
@@ -57,32 +53,11 @@ public interface BlockDevice extends Closeable {
      * Closes {@code device}, waiting at most {@code limitNanos}. A device with a request stuck in it (a hung
      * disk's fdatasync) may not close before that request returns: a file channel's close waits for the
      * threads inside it. A closing queue or volume must not wait with it. Answers whether it closed in time;
-     * the close goes on in a thread of its own if not. A close that failed throws its error.
+     * the close goes on in a thread of its own if not. A close that failed throws its error. A device is
+     * closed once: the queue closes it when it stops and its owner (a volume, a file store) after that, and
+     * a later call answers at once whether that first close has ended, without waiting again for one stuck.
      */
     static boolean closeWithin(BlockDevice device, long limitNanos) throws IOException {
-        CompletableFuture<Void> closed = new CompletableFuture<>();
-        Thread t = new Thread(() -> {
-            try {
-                device.close();
-                closed.complete(null);
-            } catch (Throwable e) {
-                closed.completeExceptionally(e);
-            }
-        }, "blockyard-device-close");
-        t.setDaemon(true);
-        t.start();
-        try {
-            closed.get(limitNanos, TimeUnit.NANOSECONDS);
-            return true;
-        } catch (TimeoutException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof IOException io) throw io;
-            if (e.getCause() instanceof RuntimeException r) throw r;
-            throw new IOException("closing the " + device.kind() + " device failed: " + e.getCause(), e.getCause());
-        }
+        return DeviceClose.within(device, limitNanos);
     }
 }
