@@ -70,6 +70,7 @@ class CommandLineErrorsTest {
                 wrong("--fill", "1.0", "bench", "smallfiles", "--fill", "1.0"),
                 wrong("--policy", "foo", "bench", "smallfiles", "--policy", "foo"),
                 wrong("--blocks-per-group", "100", "bench", "smallfiles", "--blocks-per-group", "100"),
+                wrong("--whole-file", "with --batch", "bench", "smallfiles", "--batch", "--whole-file"),
                 wrong("--allocator", "foo", "bench", "extents", "--allocator", "foo"),
                 wrong("--unit", "0", "bench", "extents", "--unit", "0"),
                 wrong("--high", "1.5", "bench", "extents", "--high", "1.5"),

@@ -92,6 +92,30 @@ public interface BlockAllocator {
         return out;
     }
 
+    /**
+     * A file written whole in one hand-over, as {@code tar} writes one: {@link #open} (adding a writer, creating
+     * the file on its first open), the batch as {@link #getBlocks(String, List)} serves it, then {@link #close},
+     * which runs whatever the batch's outcome. Answers the batch's runs once the close is done, or the first
+     * error (the open's, the batch's, then the close's); a refused batch leaves the runs before the refused
+     * request mapped, as the batch does. The same calls one after the other give the same layout: an
+     * implementation only saves the hand-overs between them.
+     */
+    default CompletionStage<List<BlockRun>> writeFile(String file, List<MapRequest> requests) {
+        if (requests == null || requests.size() > MAX_BATCH)
+            return CompletableFuture.failedFuture(new AllocationException.InvalidRequest(
+                    "a batch holds 0 to " + MAX_BATCH + " requests, not " + (requests == null ? "null" : requests.size())));
+        return open(file).thenCompose(opened -> getBlocks(file, requests).handle((runs, error) -> {
+            CompletableFuture<List<BlockRun>> out = new CompletableFuture<>();
+            close(file).whenComplete((closed, closeError) -> {
+                Throwable e = error != null ? error : closeError;
+                if (e instanceof CompletionException && e.getCause() != null) e = e.getCause();
+                if (e != null) out.completeExceptionally(e);
+                else out.complete(runs);
+            });
+            return out;
+        }).thenCompose(f -> f));
+    }
+
     /** The most requests one {@link #getBlocks(String, List)} batch may hold. */
     int MAX_BATCH = 65_536;
 

@@ -21,11 +21,22 @@ import org.blockyard.runtime.alloc.Reply;
 
 /**
  * A load client that creates small files one after another, as {@code tar xf} does: open, one getBlocks
- * per block, close. Only the getBlocks calls are timed.
+ * per block, close. Only the getBlocks calls are timed; with a batch per file or a whole file per message,
+ * one sample per file.
  */
 final class SmallFileClient extends AbstractBehavior<Object> {
 
     enum Go { INSTANCE }
+
+    /** How a file's calls reach the allocator. */
+    enum Calls {
+        /** Open, one {@code GetBlocks} per block, close: a message and an answer each. */
+        EACH,
+        /** Open, one {@code GetBlocksBatch} with the file's calls, close. */
+        BATCH,
+        /** One {@code WriteFile} to the file's shard: open, the calls and the close, one answer. */
+        WHOLE_FILE
+    }
 
     private enum Phase { OPENING, WRITING, CLOSING }
 
@@ -33,7 +44,7 @@ final class SmallFileClient extends AbstractBehavior<Object> {
     record Job(String name, int blocks) {}
 
     private final List<ActorRef<FileShard.Command>> shards;
-    private final boolean batch;
+    private final Calls mode;
     private final List<Job> jobs;
     private final Latency latency;
     private final CompletableFuture<Long> done;
@@ -50,18 +61,18 @@ final class SmallFileClient extends AbstractBehavior<Object> {
      * @param acknowledging null in memory; on a durable volume, what the replies pass through before they reach
      *                      the client (spawned as its child): a reply arrives only once it is durable
      */
-    static Behavior<Object> create(List<ActorRef<FileShard.Command>> shards, List<Job> jobs, boolean batch,
+    static Behavior<Object> create(List<ActorRef<FileShard.Command>> shards, List<Job> jobs, Calls mode,
                                     Function<ActorRef<Reply<?>>, Behavior<Object>> acknowledging,
                                     Latency latency, CompletableFuture<Long> done) {
-        return Behaviors.setup(ctx -> new SmallFileClient(ctx, shards, jobs, batch, acknowledging, latency, done));
+        return Behaviors.setup(ctx -> new SmallFileClient(ctx, shards, jobs, mode, acknowledging, latency, done));
     }
 
-    private SmallFileClient(ActorContext<Object> ctx, List<ActorRef<FileShard.Command>> shards, List<Job> jobs, boolean batch,
+    private SmallFileClient(ActorContext<Object> ctx, List<ActorRef<FileShard.Command>> shards, List<Job> jobs, Calls mode,
                             Function<ActorRef<Reply<?>>, Behavior<Object>> acknowledging,
                             Latency latency, CompletableFuture<Long> done) {
         super(ctx);
         this.shards = shards;
-        this.batch = batch;
+        this.mode = mode;
         this.jobs = jobs;
         this.latency = latency;
         this.done = done;
@@ -79,7 +90,7 @@ final class SmallFileClient extends AbstractBehavior<Object> {
     private Behavior<Object> onAnswer(Reply<?> r) {
         if (!r.isOk()) return fail(r);
         return switch (phase) {
-            case OPENING -> onOpened((FileHandle) r.value());
+            case OPENING -> mode == Calls.WHOLE_FILE ? onWritten((List<?>) r.value()) : onOpened((FileHandle) r.value());
             case WRITING -> r.value() instanceof List<?> runs ? onGotAll(runs) : onGot((BlockRun) r.value());
             case CLOSING -> onClosed();
         };
@@ -97,8 +108,30 @@ final class SmallFileClient extends AbstractBehavior<Object> {
         }
         phase = Phase.OPENING;
         String name = jobs.get(job).name();
-        shards.get(FileShard.shardOf(name, shards.size())).tell(new FileShard.Open(name, replyTo()));
+        ActorRef<FileShard.Command> shard = shards.get(FileShard.shardOf(name, shards.size()));
+        if (mode == Calls.WHOLE_FILE) {
+            sentAt = System.nanoTime();
+            logical = 0;
+            shard.tell(new FileShard.WriteFile(name, calls(), replyTo()));
+        } else {
+            shard.tell(new FileShard.Open(name, replyTo()));
+        }
         return this;
+    }
+
+    /** The rest of the current file's one-block calls, from {@code logical} on. */
+    private List<MapRequest> calls() {
+        List<MapRequest> all = new java.util.ArrayList<>(jobs.get(job).blocks());
+        for (long l = logical; l < jobs.get(job).blocks(); l++) all.add(MapRequest.allocate(l, 1));
+        return all;
+    }
+
+    /** A file written whole: every call answered, the file closed. */
+    private Behavior<Object> onWritten(List<?> runs) {
+        latency.record(System.nanoTime() - sentAt);
+        calls += runs.size();
+        job++;
+        return next();
     }
 
     private Behavior<Object> fail(Reply<?> r) {
@@ -116,13 +149,11 @@ final class SmallFileClient extends AbstractBehavior<Object> {
 
     private void send() {
         sentAt = System.nanoTime();
-        if (!batch) {
+        if (mode == Calls.EACH) {
             file.tell(new FileActor.GetBlocks(logical, 1, true, replyTo()));
             return;
         }
-        List<MapRequest> all = new java.util.ArrayList<>(jobs.get(job).blocks());
-        for (long l = logical; l < jobs.get(job).blocks(); l++) all.add(MapRequest.allocate(l, 1));
-        file.tell(new FileActor.GetBlocksBatch(all, replyTo()));
+        file.tell(new FileActor.GetBlocksBatch(calls(), replyTo()));
     }
 
     /** The whole file's calls, answered together: one latency sample for the file. */

@@ -41,11 +41,19 @@ public final class SmallFiles {
      * @param batch         actor clients hand each file's one-block calls over in one message
      *                      ({@code GetBlocksBatch}), as a writer that knows the file's size can; latency is then
      *                      per file
+     * @param wholeFile     actor clients write each file with one message to its shard ({@code WriteFile}: open,
+     *                      the file's one-block calls, close), as {@code BlockAllocator.writeFile} does; latency is
+     *                      per file. The lock's clients make the same calls one after the other either way.
      */
     public record Spec(int files, double fill, int blocksPerGroup, String policy, int clients, int maxFileBlocks,
-                       long seed, boolean batch) {
+                       long seed, boolean batch, boolean wholeFile) {
         public Spec(int files, double fill, int blocksPerGroup, String policy, int clients, int maxFileBlocks, long seed) {
-            this(files, fill, blocksPerGroup, policy, clients, maxFileBlocks, seed, false);
+            this(files, fill, blocksPerGroup, policy, clients, maxFileBlocks, seed, false, false);
+        }
+
+        public Spec(int files, double fill, int blocksPerGroup, String policy, int clients, int maxFileBlocks, long seed,
+                    boolean batch) {
+            this(files, fill, blocksPerGroup, policy, clients, maxFileBlocks, seed, batch, false);
         }
 
         public Spec {
@@ -53,6 +61,11 @@ public final class SmallFiles {
             if (!(fill >= 0 && fill < 1)) throw new IllegalArgumentException("--fill must be in [0, 1)");
             if (clients < 1) throw new IllegalArgumentException("--clients must be at least 1");
             if (maxFileBlocks < 1) throw new IllegalArgumentException("--max-file-blocks must be at least 1");
+            if (batch && wholeFile) throw new IllegalArgumentException("--batch and --whole-file exclude each other");
+        }
+
+        SmallFileClient.Calls calls() {
+            return wholeFile ? SmallFileClient.Calls.WHOLE_FILE : batch ? SmallFileClient.Calls.BATCH : SmallFileClient.Calls.EACH;
         }
     }
 
@@ -120,7 +133,7 @@ public final class SmallFiles {
             r = new Clients(elapsed, all, 0, 0, 0, meter.bytes(), new ArrayList<>(a.fileExtents().values()));
         } else {
             try (ActorBlockAllocator a = ActorBlockAllocator.start(settings, config, prepare)) {
-                r = runClients(a, a, shares, spec.batch(), null, totalBlocks);
+                r = runClients(a, a, shares, spec.calls(), null, totalBlocks);
             }
         }
         long cpu = Tiobench.processCpuNanos() - cpu0;
@@ -137,6 +150,7 @@ public final class SmallFiles {
         row.put("groups", geometry.groups());
         row.put("clients", spec.clients());
         row.put("batch", !lock && spec.batch());
+        row.put("whole_file", !lock && spec.wholeFile());
         row.put("file_blocks_mean", (double) totalBlocks / spec.files());
         row.put("extents_per_file_mean", (double) ext / spec.files());
         row.put("ideal_extents_per_file", 1);
@@ -201,7 +215,7 @@ public final class SmallFiles {
             named.add(share.stream().map(j -> new SmallFileClient.Job(side.prefix + j.name(), j.blocks())).toList());
         try (Volume v = side.open(config, spec.policy(), fill)) {
             Journal.Stats s0 = v.journalStats();
-            Clients d = runClients(v.actors(), v.allocator(), named, spec.batch(), DurableSide.acknowledging(v, null),
+            Clients d = runClients(v.actors(), v.allocator(), named, spec.calls(), DurableSide.acknowledging(v, null),
                     totalBlocks);
             Journal.Stats s1 = v.journalStats();
             double seconds = d.elapsedNanos() / 1e9;
@@ -222,7 +236,7 @@ public final class SmallFiles {
      * given (a durable volume); the files' extents read back through {@code api}.
      */
     private static Clients runClients(ActorBlockAllocator a, BlockAllocator api, List<List<SmallFileClient.Job>> shares,
-                                      boolean batch, Function<ActorRef<Reply<?>>, Behavior<Object>> acknowledging,
+                                      SmallFileClient.Calls mode, Function<ActorRef<Reply<?>>, Behavior<Object>> acknowledging,
                                       long totalBlocks) {
         try {
             List<CompletableFuture<Long>> done = new ArrayList<>();
@@ -233,7 +247,7 @@ public final class SmallFiles {
                 Latency l = new Latency();
                 done.add(d.thenApply(calls -> System.nanoTime())); // the client's end time
                 lats.add(l);
-                clients.add(a.spawn(SmallFileClient.create(a.fileShards(), shares.get(c), batch, acknowledging, l, d),
+                clients.add(a.spawn(SmallFileClient.create(a.fileShards(), shares.get(c), mode, acknowledging, l, d),
                         "smallfiles-client-" + c));
             }
             ThreadClients.quiesce();

@@ -41,6 +41,9 @@ public final class SmallFilesCommand implements Callable<Integer> {
     @Option(names = "--batch", description = "actor clients hand each file's calls over in one message (GetBlocksBatch); latency is then per file")
     boolean batch;
 
+    @Option(names = "--whole-file", description = "actor clients write each file with one message (WriteFile: open, the file's calls, close, as BlockAllocator.writeFile); latency is then per file; the lock's clients make the same calls one by one")
+    boolean wholeFile;
+
     @Option(names = "--volume", paramLabel = "IMAGE",
             description = "also run on this durable volume (made by mkfs; its geometry replaces --blocks-per-group, the files are added to it, the fill is in memory only) after the same in memory over its geometry and used blocks: durable rate, ratio, forces per allocation and per file (global-lock stays in memory)")
     Path volume;
@@ -58,15 +61,17 @@ public final class SmallFilesCommand implements Callable<Integer> {
         BadOption.atLeast("--clients", clients, 1);
         BadOption.atLeast("--max-file-blocks", maxFileBlocks, 1);
         BadOption.allOf("--policy", policies, BenchPolicies.names(config, Tiobench.GLOBAL_LOCK));
+        if (batch && wholeFile)
+            throw new BadOption("--whole-file", "with --batch", "a file's calls go in one batch or in one whole-file message, not both");
         if (volume != null) {
             if (blocksPerGroup != null)
                 throw new BadOption("--blocks-per-group", blocksPerGroup, "is the volume's with --volume");
             DurableSide.of("--volume", volume);
         }
         List<Map<String, Object>> rows = run.measure(policies, policy ->
-                SmallFiles.run(new SmallFiles.Spec(files, fill, bpg, policy, clients, maxFileBlocks, seed, batch),
+                SmallFiles.run(new SmallFiles.Spec(files, fill, bpg, policy, clients, maxFileBlocks, seed, batch, wholeFile),
                         config, volume));
-        Report.table(run.out(), rows, Report.columns("policy", "files", "fill", "blocks_per_group", "clients", "batch",
+        Report.table(run.out(), rows, Report.columns("policy", "files", "fill", "blocks_per_group", "clients", "batch", "whole_file",
                 "extents_per_file_mean", Latency.columns("alloc_latency_us"), "allocs_per_s", "files_per_s",
                 "messages_per_file", "heap_bytes_per_file", "elapsed_s", DurableSide.columns(rows, "allocs"),
                 rows.stream().anyMatch(r -> r.containsKey("forces_per_file")) ? List.of("durable_files_per_s",

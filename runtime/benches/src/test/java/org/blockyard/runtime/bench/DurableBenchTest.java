@@ -62,9 +62,18 @@ class DurableBenchTest {
 
     @Test
     void smallfilesKeepsItsFilesOnTheVolumeButNotItsFill() {
+        smallfilesOnAVolume(false);
+    }
+
+    @Test
+    void smallfilesWrittenWholeKeepsItsFilesOnTheVolume() {
+        smallfilesOnAVolume(true);
+    }
+
+    private void smallfilesOnAVolume(boolean wholeFile) {
         Path image = volume(8, 256);
-        Map<String, Object> row = SmallFiles.run(
-                new SmallFiles.Spec(60, 0.5, CONFIGURED_BLOCKS_PER_GROUP, "reservation", 2, 4, 1), CONFIG, image);
+        Map<String, Object> row = SmallFiles.run(new SmallFiles.Spec(60, 0.5, CONFIGURED_BLOCKS_PER_GROUP, "reservation",
+                2, 4, 1, false, wholeFile), CONFIG, image);
         assertDurableFigures(row);
         assertTrue(row.containsKey("forces_per_file"));
         Metadata m = Volume.inspect(image);

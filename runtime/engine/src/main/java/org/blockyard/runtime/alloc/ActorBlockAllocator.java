@@ -362,6 +362,17 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         return askFile(file, r -> new FileActor.GetBlocksBatch(copy, r));
     }
 
+    /** One message to the file's shard for the open, the batch and the close, and one answer. */
+    @Override
+    public CompletionStage<List<BlockRun>> writeFile(String file, List<MapRequest> requests) {
+        if (file == null) return failed(new AllocationException.InvalidRequest("a file needs a non-empty name"));
+        if (requests == null || requests.size() > MAX_BATCH)
+            return failed(new AllocationException.InvalidRequest("a batch holds 0 to " + MAX_BATCH + " requests, not "
+                    + (requests == null ? "null" : requests.size())));
+        List<MapRequest> copy = new ArrayList<>(requests);
+        return this.<FileShard.Command, List<BlockRun>>ask(shardOf(file), r -> new FileShard.WriteFile(file, copy, r));
+    }
+
     @Override
     public CompletionStage<Long> truncate(String file, long fromLogicalBlock) {
         return askFile(file, r -> new FileActor.Truncate(fromLogicalBlock, r));

@@ -43,6 +43,13 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
      */
     public record GetBlocksBatch(List<MapRequest> requests, ActorRef<Reply<List<BlockRun>>> replyTo) implements Command {}
 
+    /**
+     * A file written whole ({@link org.blockyard.api.alloc.BlockAllocator#writeFile}): adds a writer, serves
+     * {@code requests} as {@link GetBlocksBatch} does, then drops the writer as {@link Close} does, whatever the
+     * batch's outcome; answered once the close is done, with the runs or the batch's error.
+     */
+    public record WriteWhole(List<MapRequest> requests, ActorRef<Reply<List<BlockRun>>> replyTo) implements Command {}
+
     public record Truncate(long fromLogicalBlock, ActorRef<Reply<Long>> replyTo) implements Command {}
 
     /** Converts the unwritten runs in a range to written; answers how many blocks changed state. */

@@ -119,6 +119,8 @@ final class FileServer implements FileAllocation.Groups {
     private FileActor.GetBlocks allocating;
     private FileActor.GetBlocksBatch batch;
     private List<BlockRun> batchRuns;
+    /** The {@code WriteWhole} whose batch is in progress: the file is closed before the batch is answered. */
+    private FileActor.WriteWhole whole;
     // A gap's reservation in progress (FileState#gapEndingAt): before the request in progress (batchFilling), or
     // before the request waiting at the front of the queue (filling).
     private boolean filling, batchFilling;
@@ -269,6 +271,7 @@ final class FileServer implements FileAllocation.Groups {
     void shutdown(AllocationException closed) {
         file.releaseMapped();
         filling = batchFilling = false;
+        whole = null;
         if (allocating != null) allocating.replyTo().tell(Reply.fail(closed));
         if (batch != null) batch.replyTo().tell(Reply.fail(closed));
         if (releasing != null) releasing.replyTo.tell(Reply.fail(closed));
@@ -283,6 +286,7 @@ final class FileServer implements FileAllocation.Groups {
     static void refuse(Object m, AllocationException e) {
         if (m instanceof FileActor.GetBlocks g) g.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.GetBlocksBatch b) b.replyTo().tell(Reply.fail(e));
+        else if (m instanceof FileActor.WriteWhole w) w.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.Truncate t) t.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.MarkWritten w) w.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.DiscardUnwritten d) d.replyTo().tell(Reply.fail(e));
@@ -346,9 +350,13 @@ final class FileServer implements FileAllocation.Groups {
             driver.log().error("file {}: {} failed; answering it with an error", file.name, what, e);
             file.releaseMapped(); // the runs mapped before the fault stay mapped, and are recorded
             AllocationException failed = new AllocationException.Failed("file " + file.name + ": " + what + " failed: " + e);
-            if (m != null) refuse(m, failed);
+            if (m != null && (m != whole || batch == null)) refuse(m, failed); // a WriteWhole is answered after its close, below
             if (allocating != null && allocating != m) allocating.replyTo().tell(Reply.fail(failed));
-            if (batch != null && batch != m) batch.replyTo().tell(Reply.fail(failed));
+            if (batch != null && batch != m) {
+                if (whole != null) closeWriter(Reply.fail(failed), batch.replyTo());
+                else batch.replyTo().tell(Reply.fail(failed));
+            }
+            whole = null;
             if (releasing != null) {
                 if (!releasing.committing)
                     for (int g : releasing.byGroup.keySet()) driver.tellGroup(g, new GroupActor.AbortFree(releasing.tx));
@@ -365,6 +373,7 @@ final class FileServer implements FileAllocation.Groups {
     private void serve(FileActor.Command m) {
         if (m instanceof FileActor.GetBlocks g) onGetBlocks(g);
         else if (m instanceof FileActor.GetBlocksBatch b) onGetBlocksBatch(b);
+        else if (m instanceof FileActor.WriteWhole w) onWriteWhole(w);
         else if (m instanceof FileActor.MarkWritten w) onMarkWritten(w);
         else if (m instanceof FileActor.Open o) onOpen(o);
         else if (m instanceof FileActor.Close c) onClose(c);
@@ -403,6 +412,17 @@ final class FileServer implements FileAllocation.Groups {
         batchRuns = new ArrayList<>(m.requests().size());
         file.holdMapped(); // released before the batch is answered, whatever the answer
         runBatch();
+    }
+
+    /** Open, batch and close in one request: the close runs when the batch ends, however it ends. */
+    private void onWriteWhole(FileActor.WriteWhole m) {
+        if (m.requests() == null || m.requests().size() > BlockAllocator.MAX_BATCH) { // refused before the open
+            onGetBlocksBatch(new FileActor.GetBlocksBatch(m.requests(), m.replyTo()));
+            return;
+        }
+        addWriter();
+        whole = m;
+        onGetBlocksBatch(new FileActor.GetBlocksBatch(m.requests(), m.replyTo()));
     }
 
     /** Serves the batch's requests in order while each is answered at once; returns when one asks a group. */
@@ -467,7 +487,12 @@ final class FileServer implements FileAllocation.Groups {
         batchRuns = null;
         steps = null;
         file.releaseMapped();
-        m.replyTo().tell(reply);
+        if (whole != null) {
+            whole = null;
+            closeWriter(reply, m.replyTo());
+        } else {
+            m.replyTo().tell(reply);
+        }
     }
 
     private void step(FileAllocation.Step s) {
@@ -583,8 +608,12 @@ final class FileServer implements FileAllocation.Groups {
 
     private void onOpen(FileActor.Open m) {
         volume.countMessage();
-        if (file.writers++ == 0) volume.fileOpened(file.homeGroup);
+        addWriter();
         m.replyTo().tell(Reply.ok(driver.handle(this)));
+    }
+
+    private void addWriter() {
+        if (file.writers++ == 0) volume.fileOpened(file.homeGroup);
     }
 
     private void onClose(FileActor.Close m) {
@@ -593,9 +622,20 @@ final class FileServer implements FileAllocation.Groups {
             m.replyTo().tell(Reply.fail(FileAllocation.notOpen(file)));
             return;
         }
+        closeWriter(null, m.replyTo());
+    }
+
+    /**
+     * Drops one writer of an open file and answers {@code replyTo}: with {@code answer}, or with a close's own
+     * answer (whether it was the last writer) when {@code answer} is null. The last writer's close answers only
+     * once its preallocation is free again.
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private void closeWriter(Reply<?> answer, ActorRef<? extends Reply<?>> replyTo) {
+        ActorRef<Reply<?>> to = (ActorRef) replyTo;
         boolean last = --file.writers == 0;
         if (!last) {
-            m.replyTo().tell(Reply.ok(false));
+            to.tell(answer != null ? answer : Reply.ok(false));
             return;
         }
         // ext3_release_file: the last writer's close drops the window. The preallocation goes back first, and
@@ -610,10 +650,11 @@ final class FileServer implements FileAllocation.Groups {
         if (windowGroup >= 0 && !together) discardWindow(windowGroup, file.id);
         file.windowDiscarded();
         volume.fileClosed(file.homeGroup);
+        Reply<?> closed = answer != null ? answer : Reply.ok(true);
         if (pre != null)
             driver.tellGroup(geometry.groupOf(pre.start()), GroupActor.Unclaim.closing(pre, together ? file.id : -1,
-                    Reply.ok(true), m.replyTo()));
-        else m.replyTo().tell(Reply.ok(true));
+                    closed, to));
+        else to.tell(closed);
         if (driver.lastClosed(this)) handedOver = true;
     }
 

@@ -15,7 +15,9 @@ import akka.actor.typed.javadsl.Receive;
 
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.AllocationPolicy;
+import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
+import org.blockyard.api.alloc.MapRequest;
 
 /**
  * One part of the file table, as an actor: it keeps the files whose names hash to it (their
@@ -38,6 +40,14 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
 
     /** Opens {@code file} (creating it on first open) and answers its handle. */
     public record Open(String file, ActorRef<Reply<FileHandle>> replyTo) implements Command {}
+
+    /**
+     * Opens {@code file} (creating it on first open), serves {@code requests} in order and closes it again: a
+     * file written whole in one message ({@link org.blockyard.api.alloc.BlockAllocator#writeFile}); answered once
+     * the close is done, with the runs or the first error.
+     */
+    public record WriteFile(String file, List<MapRequest> requests, ActorRef<Reply<List<BlockRun>>> replyTo)
+            implements Command {}
 
     /** A file's mapped extents (or with {@code held} also its preallocation), open or closed. */
     public record FileExtents(String file, boolean held, ActorRef<Reply<List<Extent>>> replyTo) implements Command {}
@@ -166,7 +176,8 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
     private void serve(Command m) {
         if (m instanceof ToFile t) onToFile(t);
         else if (m instanceof GroupActor.Allocated a) onAllocated(a);
-        else if (m instanceof Open o) onOpen(o);
+        else if (m instanceof Open o) open(o.file(), o.replyTo(), new FileActor.Open(o.replyTo()));
+        else if (m instanceof WriteFile w) open(w.file(), w.replyTo(), new FileActor.WriteWhole(w.requests(), w.replyTo()));
         else if (m instanceof GroupActor.Freed f) onFreed(f);
         else if (m instanceof FileExtents x) onFileExtents(x);
         else if (m instanceof Lookup l) onLookup(l);
@@ -182,6 +193,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
     private void refuse(Command m, AllocationException e) {
         if (m instanceof ToFile t) FileServer.refuse(t.command(), e);
         else if (m instanceof Open o) o.replyTo().tell(Reply.fail(e));
+        else if (m instanceof WriteFile w) w.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileExtents x) x.replyTo().tell(Reply.fail(e));
         else if (m instanceof Lookup l) l.replyTo().tell(Reply.fail(e));
         else if (m instanceof DropPrealloc d) d.replyTo().tell(new PreallocationDrop.Returned(getContext().getSelf(), List.of()));
@@ -190,45 +202,51 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         else if (m instanceof GroupActor.Allocated a) giveBackLate(a);
     }
 
-    private void onOpen(Open m) {
-        if (m.file() == null || m.file().isBlank()) {
-            m.replyTo().tell(Reply.fail(new AllocationException.InvalidRequest("a file needs a non-empty name")));
+    /**
+     * Opens {@code name} (creating it on its first open) and hands {@code first}, an {@code Open} or a
+     * {@code WriteWhole}, to the file; a refusal goes to {@code replyTo}.
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private void open(String name, ActorRef<? extends Reply<?>> replyTo, FileActor.Command first) {
+        ActorRef<Reply<?>> failTo = (ActorRef) replyTo;
+        if (name == null || name.isBlank()) {
+            failTo.tell(Reply.fail(new AllocationException.InvalidRequest("a file needs a non-empty name")));
             return;
         }
-        FileServer s = byName.get(m.file());
+        FileServer s = byName.get(name);
         if (s == null) {
             int home;
             try {
-                home = policy.homeGroup(m.file(), volume);
+                home = policy.homeGroup(name, volume);
             } catch (RuntimeException bug) {
                 getContext().getLog().error("policy {} failed to choose a home group for {}; using group 0",
-                        policy.id(), m.file(), bug);
+                        policy.id(), name, bug);
                 home = 0;
             }
             if (home < 0 || home >= groups.size()) home = 0;
             long id = (nextLocalId++) * shards + index;
             FileState created;
             try {
-                created = settings.files().create(id, m.file(), home, policy.initialWindowBlocks());
+                created = settings.files().create(id, name, home, policy.initialWindowBlocks());
             } catch (AllocationException refused) { // a durable volume's file table is full
-                m.replyTo().tell(Reply.fail(refused));
+                failTo.tell(Reply.fail(refused));
                 return;
             }
             s = new FileServer(created, policy, volume, settings.preallocMinWindowBlocks(), driver);
-            byName.put(m.file(), s);
+            byName.put(name, s);
             byId.put(s.file.id, s); // the catalog may give its own id (a durable volume's stored one)
         } else if (s.ownActor == null && provenStream(s)) {
             s.ownActor = getContext().spawnAnonymous(FileActor.create(s, getContext().getSelf(), allocator, groups));
             getContext().watchWith(s.ownActor, new OwnActorStopped(s, s.ownActor));
         }
+        linkOpen(s); // first: a WriteWhole may close the file before receive returns, which unlinks it
         if (s.ownActor != null) {
-            s.ownActor.tell(new FileActor.Open(m.replyTo()));
+            s.ownActor.tell(first);
         } else {
             // A closed file missed the policy switches (only open files are told): it catches up now.
             if (s.file.writers == 0 && s.policy() != policy) s.receive(new FileActor.UsePolicy(policy));
-            s.receive(new FileActor.Open(m.replyTo()));
+            s.receive(first);
         }
-        linkOpen(s);
     }
 
     /**

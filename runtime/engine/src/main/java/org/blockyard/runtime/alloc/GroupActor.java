@@ -69,7 +69,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     public record DiscardWindow(long file) implements Command {}
 
     /** A file gives back its unused preallocation (no answer: it cannot fail unless the file is wrong). */
-    public record Unclaim(Extent extent, long discardWindowOf, Reply<Boolean> answer, ActorRef<Reply<Boolean>> answerTo)
+    public record Unclaim(Extent extent, long discardWindowOf, Reply<?> answer, ActorRef<Reply<?>> answerTo)
             implements Command {
         public Unclaim(Extent extent) {
             this(extent, -1, null, null);
@@ -78,11 +78,13 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         /**
          * A file's last close in one message: drops the file's window here (when {@code discardWindowOf} is a
          * file id), frees its preallocation {@code extent}, then tells {@code answer} to {@code answerTo}, so a
-         * free count read after the close counts those blocks.
+         * free count read after the close counts those blocks. {@code answerTo} takes {@code answer}'s type: a
+         * close's own answer, or the runs of a file written whole.
          */
-        public static Unclaim closing(Extent extent, long discardWindowOf, Reply<Boolean> answer,
-                                      ActorRef<Reply<Boolean>> answerTo) {
-            return new Unclaim(extent, discardWindowOf, answer, answerTo);
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        public static Unclaim closing(Extent extent, long discardWindowOf, Reply<?> answer,
+                                      ActorRef<? extends Reply<?>> answerTo) {
+            return new Unclaim(extent, discardWindowOf, answer, (ActorRef) answerTo);
         }
     }
 

@@ -88,11 +88,17 @@ public final class VolumeAllocator implements BlockAllocator {
 
     @Override
     public CompletionStage<Void> open(String file) {
+        CompletableFuture<Void> named = nameFits(file);
+        return named != null ? named : durable(file, actors.open(file));
+    }
+
+    /** A refusal when {@code file}'s name does not fit the file table, else null. */
+    private static CompletableFuture<Void> nameFits(String file) {
         if (file != null && file.getBytes(StandardCharsets.UTF_8).length > Layout.MAX_NAME_BYTES)
             return CompletableFuture.failedFuture(new AllocationException.InvalidRequest("file name of "
                     + file.getBytes(StandardCharsets.UTF_8).length + " bytes; the file table holds at most "
                     + Layout.MAX_NAME_BYTES));
-        return durable(file, actors.open(file));
+        return null;
     }
 
     @Override
@@ -105,6 +111,13 @@ public final class VolumeAllocator implements BlockAllocator {
     @Override
     public CompletionStage<List<BlockRun>> getBlocks(String file, List<MapRequest> requests) {
         return durable(file, actors.getBlocks(file, requests));
+    }
+
+    /** A file written whole in one message to the actors, then one wait for the journal. */
+    @Override
+    public CompletionStage<List<BlockRun>> writeFile(String file, List<MapRequest> requests) {
+        CompletableFuture<Void> named = nameFits(file);
+        return named != null ? named.thenApply(x -> null) : durable(file, actors.writeFile(file, requests));
     }
 
     @Override

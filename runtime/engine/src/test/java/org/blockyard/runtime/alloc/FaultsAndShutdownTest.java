@@ -76,6 +76,7 @@ class FaultsAndShutdownTest {
         refused(AllocationException.Closed.class, a.release(List.of(new Extent(100, 1))));
         refused(AllocationException.Closed.class, a.getBlocks("/f", 0, 1, true));
         refused(AllocationException.Closed.class, a.open("/g"));
+        refused(AllocationException.Closed.class, a.writeFile("/g", List.of(MapRequest.allocate(0, 1))));
         refused(AllocationException.Closed.class, a.freeBlocks());
         refused(AllocationException.Closed.class, a.fragmentationScore());
         refused(AllocationException.Closed.class, a.stats());
@@ -139,6 +140,31 @@ class FaultsAndShutdownTest {
             assertEquals(free, (long) await(a.freeBlocks()));
             assertEquals(8, await(a.getBlocks("/f", 0, 8, true)).blocks());
             AllocatorChecks.checkInvariants(a, await(a.heldExtents("/f")));
+        }
+    }
+
+    /**
+     * A file written whole whose policy throws, in the file's host (its goal) or in the group (its window
+     * search): the call is answered with {@code Failed} naming the fault, nothing is taken, and the file is
+     * closed all the same, so the next write of it starts afresh.
+     */
+    @Test
+    void aWriteFileWhosePolicyThrowsAnswersFailedAndStillClosesTheFile() {
+        for (String where : List.of("goal", "window")) {
+            AtomicBoolean armed = new AtomicBoolean(true);
+            try (ActorBlockAllocator a = ActorBlockAllocator.start(AllocatorSettings.of(geometry,
+                    throwingOnce(ReservationPolicy.extended(), armed, where)))) {
+                long free = await(a.freeBlocks());
+                List<MapRequest> calls = List.of(MapRequest.allocate(0, 1), MapRequest.allocate(1, 1));
+                var failed = refused(AllocationException.Failed.class, a.writeFile("/f", calls));
+                assertTrue(failed.getMessage().contains("policy bug"), where + ": " + failed.getMessage());
+                assertEquals(free, (long) await(a.freeBlocks()), where + ": the failed call took blocks");
+                refused(AllocationException.UnknownFile.class, a.getBlocks("/f", 0, 1, false));
+                assertEquals(2, await(a.writeFile("/f", calls)).size(), where);
+                refused(AllocationException.UnknownFile.class, a.getBlocks("/f", 0, 1, false));
+                assertEquals(free - 2, (long) await(a.freeBlocks()), where);
+                AllocatorChecks.checkInvariants(a, await(a.heldExtents("/f")));
+            }
         }
     }
 

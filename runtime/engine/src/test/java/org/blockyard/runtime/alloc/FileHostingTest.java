@@ -21,6 +21,7 @@ import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.api.alloc.MapRequest;
 import org.blockyard.runtime.config.BlockyardConfig;
 
 /**
@@ -56,6 +57,26 @@ class FileHostingTest {
             List<Extent> owned = new ArrayList<>(map);
             AllocatorChecks.checkInvariants(a, owned);
             assertEquals(G.dataBlocks() - 240, await(a.freeBlocks()), "closed: nothing preallocated is left held");
+        }
+    }
+
+    /** A stream with an actor of its own, written whole: served there, then closed and handed back as by a close. */
+    @Test
+    void aStreamWrittenWholeIsServedByItsActorAndClosedAfter() {
+        try (ActorBlockAllocator a = start(2, 16)) {
+            await(a.open("/s"));
+            append(a, "/s", 0, 40);
+            await(a.close("/s"));
+            for (int round = 0; round < 3; round++) { // each write opens the proven stream in an actor of its own
+                List<MapRequest> calls = new ArrayList<>();
+                for (long l = 40 + 20L * round; l < 60 + 20L * round; l++) calls.add(MapRequest.allocate(l, 1));
+                assertEquals(20, await(a.writeFile("/s", calls)).size());
+                refused(AllocationException.UnknownFile.class, a.getBlocks("/s", 0, 1, false));
+            }
+            List<Extent> map = await(a.fileExtents("/s"));
+            assertEquals(100, map.stream().mapToLong(Extent::blocks).sum());
+            AllocatorChecks.checkInvariants(a, new ArrayList<>(map));
+            assertEquals(G.dataBlocks() - 100, await(a.freeBlocks()), "closed: nothing preallocated is left held");
         }
     }
 

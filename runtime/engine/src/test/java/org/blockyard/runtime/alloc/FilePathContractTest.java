@@ -42,6 +42,9 @@ class FilePathContractTest {
 
         List<BlockRun> batch(String file, List<MapRequest> requests);
 
+        /** Open, the batch and close in one call ({@link BlockAllocator#writeFile}). */
+        List<BlockRun> writeFile(String file, List<MapRequest> requests);
+
         /** The requests sent one by one, each before the answer to the one before it came. */
         List<BlockRun> pipelined(String file, List<MapRequest> requests);
 
@@ -84,6 +87,7 @@ class FilePathContractTest {
         public void release(List<Extent> e) { call(a.release(e)); }
         public long freeBlocks() { return call(a.freeBlocks()); }
         public List<BlockRun> batch(String f, List<MapRequest> r) { return call(a.getBlocks(f, r)); }
+        public List<BlockRun> writeFile(String f, List<MapRequest> r) { return call(a.writeFile(f, r)); }
         public List<Extent> allocate(long blocks) { return call(a.allocate(blocks, 1, blocks, 0)); }
         public void closeFile(String f) { call(a.close(f)); }
 
@@ -308,6 +312,77 @@ class FilePathContractTest {
             refused(AllocationException.InvalidRequest.class,
                     () -> f.batch("/f", java.util.Collections.nCopies(BlockAllocator.MAX_BATCH + 1, MapRequest.allocate(0, 1))));
             refused(AllocationException.UnknownFile.class, () -> f.batch("/never", List.of(MapRequest.allocate(0, 1))));
+        }
+    }
+
+    private static List<MapRequest> oneBlockCalls(long from, long to) {
+        List<MapRequest> calls = new ArrayList<>();
+        for (long l = from; l < to; l++) calls.add(MapRequest.allocate(l, 1));
+        return calls;
+    }
+
+    /**
+     * tar's files written whole, one call each, against the same files opened, written one block per call and
+     * closed: the same runs, the same layout, the same free count (every preallocation back), and each file
+     * closed afterwards unless another writer holds it open.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("implementations")
+    void aFileWrittenWholeIsLaidOutAsOpenCallsAndCloseAndIsClosedAfter(String name, Function<Geometry, Files> impl) {
+        Geometry g = Geometry.of(4096, 4 * 4096, 4096);
+        java.util.Random rnd = new java.util.Random(7);
+        try (Files whole = impl.apply(g); Files stepwise = impl.apply(g)) {
+            long free = whole.freeBlocks();
+            long written = 0;
+            for (int i = 0; i < 200; i++) {
+                String file = "/src/f" + i;
+                int blocks = 1 + rnd.nextInt(8);
+                written += blocks;
+                List<BlockRun> runs = whole.writeFile(file, oneBlockCalls(0, blocks));
+                stepwise.open(file);
+                List<BlockRun> one = new ArrayList<>();
+                for (MapRequest r : oneBlockCalls(0, blocks)) one.add(stepwise.getBlocks(file, r.logicalBlock(), 1, true));
+                stepwise.closeFile(file);
+                assertEquals(one, runs, file + ": one run per call, as the calls one after the other");
+                assertEquals(stepwise.extents(file), whole.extents(file), file);
+                refused(AllocationException.UnknownFile.class, () -> whole.getBlocks(file, 0, 1, false));
+            }
+            assertEquals(free - written, whole.freeBlocks(), "no preallocation or window outlives the close");
+            assertEquals(stepwise.freeBlocks(), whole.freeBlocks());
+
+            // Written again while another writer holds it open: the file stays open for that writer.
+            whole.open("/src/f0");
+            List<BlockRun> more = whole.writeFile("/src/f0", oneBlockCalls(100, 102));
+            assertEquals(2, more.size());
+            assertEquals(1, whole.getBlocks("/src/f0", 102, 1, true).blocks(), "still open for the other writer");
+            whole.closeFile("/src/f0");
+            refused(AllocationException.UnknownFile.class, () -> whole.getBlocks("/src/f0", 0, 1, false));
+            assertEquals(List.of(), whole.writeFile("/src/empty", List.of()), "an empty file is created and closed");
+            assertEquals(List.of(), whole.extents("/src/empty"));
+        }
+    }
+
+    /** A refused request ends the batch, and the file is closed all the same: nothing held stays behind. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("implementations")
+    void aRefusedWriteFileStillClosesTheFileAndKeepsWhatCameBefore(String name, Function<Geometry, Files> impl) {
+        try (Files f = impl.apply(Geometry.of(4096, 2 * 4096, 4096))) {
+            long free = f.freeBlocks();
+            List<MapRequest> bad = List.of(MapRequest.allocate(0, 4), MapRequest.allocate(-1, 1), MapRequest.allocate(4, 4));
+            refused(AllocationException.InvalidRequest.class, () -> f.writeFile("/f", bad));
+            assertEquals(List.of(new Extent(f.extents("/f").get(0).start(), 4)), f.extents("/f"),
+                    "the request before the bad one was served, the one after it was not");
+            assertEquals(free - 4, f.freeBlocks(), "the file's preallocation went back at the close");
+            refused(AllocationException.UnknownFile.class, () -> f.getBlocks("/f", 0, 1, false));
+            refused(AllocationException.OutOfRange.class,
+                    () -> f.writeFile("/g", List.of(MapRequest.allocate(FileState.MAX_LOGICAL_BLOCKS, 1))));
+            refused(AllocationException.UnknownFile.class, () -> f.getBlocks("/g", 0, 1, false));
+            refused(AllocationException.InvalidRequest.class, () -> f.writeFile("/f", null));
+            refused(AllocationException.InvalidRequest.class,
+                    () -> f.writeFile("/f", java.util.Collections.nCopies(BlockAllocator.MAX_BATCH + 1, MapRequest.allocate(0, 1))));
+            refused(AllocationException.InvalidRequest.class, () -> f.writeFile(null, List.of(MapRequest.allocate(0, 1))));
+            refused(AllocationException.InvalidRequest.class, () -> f.writeFile(" ", List.of(MapRequest.allocate(0, 1))));
+            assertEquals(free - 4, f.freeBlocks(), "nothing refused took a block");
         }
     }
 
