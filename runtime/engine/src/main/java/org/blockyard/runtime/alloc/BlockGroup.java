@@ -77,9 +77,13 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
 
     /**
      * The outcome of a request: {@code blocks > 0} when allocated, 0 when this group cannot serve it.
-     * Window fields mirror the file's window after the call (0 when it has none here).
+     * Window fields mirror the file's window after the call (0 when it has none here, {@link #DROPPED_WINDOW}
+     * when the call dropped it).
      */
     public record Outcome(long start, int blocks, int windowGoalBlocks, long windowBlocks, long windowHit) {
+        /** {@code windowBlocks} of an answer whose claim dropped the file's window here (a file written whole). */
+        public static final long DROPPED_WINDOW = -1;
+
         public boolean allocated() {
             return blocks > 0;
         }

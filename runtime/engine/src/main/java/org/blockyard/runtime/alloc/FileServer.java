@@ -121,6 +121,8 @@ final class FileServer implements FileAllocation.Groups {
     private List<BlockRun> batchRuns;
     /** The {@code WriteWhole} whose batch is in progress: the file is closed before the batch is answered. */
     private FileActor.WriteWhole whole;
+    /** The batch's request in progress holds the rest of a file written whole: its claim may drop the window. */
+    private boolean claimCloses;
     // A gap's reservation in progress (FileState#gapEndingAt): before the request in progress (batchFilling), or
     // before the request waiting at the front of the queue (filling).
     private boolean filling, batchFilling;
@@ -272,6 +274,8 @@ final class FileServer implements FileAllocation.Groups {
         file.releaseMapped();
         filling = batchFilling = false;
         whole = null;
+        file.prefetchCap = Long.MAX_VALUE;
+        claimCloses = false;
         if (allocating != null) allocating.replyTo().tell(Reply.fail(closed));
         if (batch != null) batch.replyTo().tell(Reply.fail(closed));
         if (releasing != null) releasing.replyTo.tell(Reply.fail(closed));
@@ -357,6 +361,8 @@ final class FileServer implements FileAllocation.Groups {
                 else batch.replyTo().tell(Reply.fail(failed));
             }
             whole = null;
+            file.prefetchCap = Long.MAX_VALUE;
+            claimCloses = false;
             if (releasing != null) {
                 if (!releasing.committing)
                     for (int g : releasing.byGroup.keySet()) driver.tellGroup(g, new GroupActor.AbortFree(releasing.tx));
@@ -434,6 +440,14 @@ final class FileServer implements FileAllocation.Groups {
                         + " of the batch is null")));
                 return;
             }
+            claimCloses = false;
+            if (whole != null) {
+                // A preallocation holds no more than the rest of the batch needs, so the close has nothing to
+                // give back; when it can hold all of it, the group drops the window with the claim.
+                file.prefetchCap = appendsAfter(batchRuns.size());
+                claimCloses = file.writers == 1 && appendsToEnd(batchRuns.size())
+                        && file.prefetch(preallocMin) >= file.prefetchCap;
+            }
             // A request that starts where the file's gap ends waits while blocks are reserved for the gap.
             FileAllocation.Step reserving = r.create() && !batchFilling ? startGapReservation(r.logicalBlock()) : null;
             if (reserving != null) {
@@ -456,6 +470,35 @@ final class FileServer implements FileAllocation.Groups {
             if (!batchAnswer(now)) return;
         }
         endBatch(Reply.ok(List.copyOf(batchRuns)));
+    }
+
+    /**
+     * Blocks the requests after {@code index} append right behind it, each where the one before ends: what a
+     * preallocation made for request {@code index} can serve before the file written whole is closed.
+     */
+    private long appendsAfter(int index) {
+        List<MapRequest> rs = batch.requests();
+        MapRequest r = rs.get(index);
+        long end = r.logicalBlock() + r.maxBlocks(), blocks = 0;
+        for (int i = index + 1; i < rs.size(); i++) {
+            MapRequest next = rs.get(i);
+            if (next == null || !next.create() || next.logicalBlock() != end) break;
+            blocks += next.maxBlocks();
+            end += next.maxBlocks();
+        }
+        return blocks;
+    }
+
+    /** Whether every request after {@code index} appends right behind the one before it, to the batch's end. */
+    private boolean appendsToEnd(int index) {
+        List<MapRequest> rs = batch.requests();
+        long end = rs.get(index).logicalBlock() + rs.get(index).maxBlocks();
+        for (int i = index + 1; i < rs.size(); i++) {
+            MapRequest next = rs.get(i);
+            if (next == null || !next.create() || next.logicalBlock() != end) return false;
+            end += next.maxBlocks();
+        }
+        return true;
     }
 
     /** Takes one request's answer; false when it ended the batch. */
@@ -482,6 +525,8 @@ final class FileServer implements FileAllocation.Groups {
     }
 
     private void endBatch(Reply<List<BlockRun>> reply) {
+        file.prefetchCap = Long.MAX_VALUE;
+        claimCloses = false;
         FileActor.GetBlocksBatch m = batch;
         batch = null;
         batchRuns = null;
@@ -498,7 +543,8 @@ final class FileServer implements FileAllocation.Groups {
     private void step(FileAllocation.Step s) {
         if (s instanceof FileAllocation.Ask ask) {
             // The answer names this server, so a shard hands it over without a lookup.
-            driver.tellGroup(ask.group(), new GroupActor.Allocate(ask.request(), driver.allocatedTo(), this));
+            driver.tellGroup(ask.group(), new GroupActor.Allocate(ask.request(), driver.allocatedTo(), this,
+                    claimCloses && batch != null && !batchFilling));
             return;
         }
         if (s instanceof FileAllocation.DropPreallocations) {

@@ -458,8 +458,15 @@ public final class FileState {
 
     /** Blocks to ask for beyond a request, to keep as preallocation: the window's size once it is big. */
     int prefetch(int preallocMinWindowBlocks) {
-        return preallocMinWindowBlocks > 0 && windowGoalBlocks >= preallocMinWindowBlocks ? windowGoalBlocks : 0;
+        int p = preallocMinWindowBlocks > 0 && windowGoalBlocks >= preallocMinWindowBlocks ? windowGoalBlocks : 0;
+        return (int) Math.min(p, prefetchCap);
     }
+
+    /**
+     * The most blocks a preallocation may take now: a file written whole and closed at once asks no more than
+     * its batch's remaining appends need, so its close has nothing to give back; unbounded otherwise.
+     */
+    long prefetchCap = Long.MAX_VALUE;
 
     /**
      * The request this file sends group {@code group} for {@code count} blocks at {@code goal}, in the
@@ -543,7 +550,15 @@ public final class FileState {
      */
     int windowFrom(int group, BlockGroup.Outcome o) {
         windowGoalBlocks = o.windowGoalBlocks();
-        if (o.windowBlocks() <= 0) return -1;
+        if (o.windowBlocks() <= 0) {
+            // A closing claim dropped the window this group held (DROPPED_WINDOW): nothing is left to discard.
+            if (o.windowBlocks() == BlockGroup.Outcome.DROPPED_WINDOW && group == windowGroup) {
+                windowGroup = -1;
+                windowBlocks = 0;
+                windowHit = 0;
+            }
+            return -1;
+        }
         int old = windowGroup != group ? windowGroup : -1;
         windowGroup = group;
         windowBlocks = o.windowBlocks();

@@ -42,9 +42,14 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     public interface Command {}
 
     /** A file's request; answered with {@link Allocated} (0 blocks when this group cannot serve it). */
-    public record Allocate(BlockGroup.Request request, ActorRef<Allocated> replyTo, Object tag) implements Command {
+    public record Allocate(BlockGroup.Request request, ActorRef<Allocated> replyTo, Object tag, boolean closing)
+            implements Command {
         public Allocate(BlockGroup.Request request, ActorRef<Allocated> replyTo) {
-            this(request, replyTo, null);
+            this(request, replyTo, null, false);
+        }
+
+        public Allocate(BlockGroup.Request request, ActorRef<Allocated> replyTo, Object tag) {
+            this(request, replyTo, tag, false);
         }
     }
 
@@ -324,8 +329,17 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         volume.publishRuns(group, state.largestFreeRun(), state.freeRunBuckets());
     }
 
-    /** Answers {@code ask}, naming its file and echoing its tag. */
+    /**
+     * Answers {@code ask}, naming its file and echoing its tag. A {@code closing} request (a file written whole,
+     * whose every remaining block this claim holds) that got all it wanted drops the file's window here at once,
+     * as its close would: the answer then mirrors no window, and the close has nothing to send this group.
+     */
     private void reply(Allocate ask, BlockGroup.Outcome outcome) {
+        if (ask.closing() && outcome.allocated() && outcome.blocks() >= ask.request().wanted()) {
+            state.discardWindow(ask.request().file());
+            outcome = new BlockGroup.Outcome(outcome.start(), outcome.blocks(), outcome.windowGoalBlocks(),
+                    BlockGroup.Outcome.DROPPED_WINDOW, 0);
+        }
         if (outcome.allocated()) publish();
         ask.replyTo().tell(new Allocated(group, ask.request().file(), outcome, null, ask.tag()));
     }
