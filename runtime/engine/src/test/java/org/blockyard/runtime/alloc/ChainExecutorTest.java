@@ -153,6 +153,41 @@ class ChainExecutorTest {
         assertEquals(List.of("second", "third", "successor"), order);
     }
 
+    /**
+     * Past its hop limit a chain goes through the pool only when something waits there: pushed while nothing
+     * waits, it would wake the idle worker to steal it. A chain of 2,000 hops with a limit of 4 reaches the
+     * pool a handful of times at most (while the worker woken for its first task is still active), not 500.
+     */
+    @Test
+    void pastItsHopLimitAChainStaysOnItsWorkerWhileNothingWaitsInThePool() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger pooled = new java.util.concurrent.atomic.AtomicInteger();
+        ChainExecutor e = new ChainExecutor(new ForkJoinPool(2, ForkJoinPool.defaultForkJoinWorkerThreadFactory, null,
+                true) {
+            @Override
+            public void execute(java.util.concurrent.ForkJoinTask<?> task) {
+                pooled.incrementAndGet();
+                super.execute(task);
+            }
+
+            @Override
+            public void execute(Runnable task) {
+                pooled.incrementAndGet();
+                super.execute(task);
+            }
+        }, 4);
+        executors.add(e);
+        CountDownLatch done = new CountDownLatch(1);
+        AtomicLong hops = new AtomicLong();
+        Runnable[] hop = new Runnable[1];
+        hop[0] = () -> {
+            if (hops.incrementAndGet() < 2_000) e.execute(hop[0]);
+            else done.countDown();
+        };
+        e.execute(hop[0]);
+        assertTrue(done.await(10, TimeUnit.SECONDS));
+        assertTrue(pooled.get() >= 1 && pooled.get() < 50, "tasks that went through the pool: " + pooled.get());
+    }
+
     @Test
     void anEndlessChainLeavesTheOtherWorkersToOtherTasks() throws Exception {
         // With one worker a fork-join pool itself runs its worker's own queue before outside submissions, so
