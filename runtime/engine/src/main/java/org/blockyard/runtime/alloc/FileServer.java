@@ -129,6 +129,24 @@ final class FileServer implements FileAllocation.Groups {
     private FileAllocation steps;
     private Release releasing;
 
+    /** A last close whose blocks go back to several groups: answered when each acknowledged its part. */
+    private static final class PendingClose {
+        final long tx;
+        int outstanding;
+        final Reply<?> answer;
+        final ActorRef<Reply<?>> replyTo;
+
+        PendingClose(long tx, int outstanding, Reply<?> answer, ActorRef<Reply<?>> replyTo) {
+            this.tx = tx;
+            this.outstanding = outstanding;
+            this.answer = answer;
+            this.replyTo = replyTo;
+        }
+    }
+
+    /** Closes waiting for their groups' acknowledgements; null (almost always) when none. */
+    private List<PendingClose> closingNow;
+
     /** Blocks leaving the file: held in every group first, then the map changes, then the groups free them. */
     private static final class Release {
         final long tx;
@@ -248,8 +266,17 @@ final class FileServer implements FileAllocation.Groups {
         drain();
     }
 
-    /** A group's answer to this file's {@code PrepareFree} or {@code CommitFree}. */
+    /** A group's answer to this file's {@code PrepareFree} or {@code CommitFree}, or to a close's {@code Unclaim}. */
     void freed(GroupActor.Freed f) {
+        for (int i = 0; closingNow != null && i < closingNow.size(); i++) {
+            PendingClose c = closingNow.get(i);
+            if (c.tx != f.tx()) continue;
+            if (--c.outstanding == 0) {
+                closingNow.remove(i);
+                c.replyTo.tell(c.answer);
+            }
+            return;
+        }
         Release r = releasing;
         if (r == null || r.tx != f.tx()) return;
         volume.countMessage();
@@ -276,6 +303,8 @@ final class FileServer implements FileAllocation.Groups {
         whole = null;
         file.prefetchCap = Long.MAX_VALUE;
         claimCloses = false;
+        if (closingNow != null) for (PendingClose c : closingNow) c.replyTo.tell(Reply.fail(closed));
+        closingNow = null;
         if (allocating != null) allocating.replyTo().tell(Reply.fail(closed));
         if (batch != null) batch.replyTo().tell(Reply.fail(closed));
         if (releasing != null) releasing.replyTo.tell(Reply.fail(closed));
@@ -440,14 +469,7 @@ final class FileServer implements FileAllocation.Groups {
                         + " of the batch is null")));
                 return;
             }
-            claimCloses = false;
-            if (whole != null) {
-                // A preallocation holds no more than the rest of the batch needs, so the close has nothing to
-                // give back; when it can hold all of it, the group drops the window with the claim.
-                file.prefetchCap = appendsAfter(batchRuns.size());
-                claimCloses = file.writers == 1 && appendsToEnd(batchRuns.size())
-                        && file.prefetch(preallocMin) >= file.prefetchCap;
-            }
+            if (whole != null) capForWholeFile(batchRuns.size());
             // A request that starts where the file's gap ends waits while blocks are reserved for the gap.
             FileAllocation.Step reserving = r.create() && !batchFilling ? startGapReservation(r.logicalBlock()) : null;
             if (reserving != null) {
@@ -473,32 +495,23 @@ final class FileServer implements FileAllocation.Groups {
     }
 
     /**
-     * Blocks the requests after {@code index} append right behind it, each where the one before ends: what a
-     * preallocation made for request {@code index} can serve before the file written whole is closed.
+     * For a file written whole, before request {@code index} may ask a group: the preallocation its claim makes
+     * holds no more than the appends right behind it need, so the close has nothing to give back; and when
+     * those appends run to the batch's end and the preallocation can hold them all, the claim is marked
+     * closing, and the group drops the file's window with it, as the close would have.
      */
-    private long appendsAfter(int index) {
+    private void capForWholeFile(int index) {
         List<MapRequest> rs = batch.requests();
-        MapRequest r = rs.get(index);
-        long end = r.logicalBlock() + r.maxBlocks(), blocks = 0;
-        for (int i = index + 1; i < rs.size(); i++) {
+        long end = rs.get(index).logicalBlock() + rs.get(index).maxBlocks(), rest = 0;
+        int i = index + 1;
+        for (; i < rs.size(); i++) {
             MapRequest next = rs.get(i);
             if (next == null || !next.create() || next.logicalBlock() != end) break;
-            blocks += next.maxBlocks();
+            rest += next.maxBlocks();
             end += next.maxBlocks();
         }
-        return blocks;
-    }
-
-    /** Whether every request after {@code index} appends right behind the one before it, to the batch's end. */
-    private boolean appendsToEnd(int index) {
-        List<MapRequest> rs = batch.requests();
-        long end = rs.get(index).logicalBlock() + rs.get(index).maxBlocks();
-        for (int i = index + 1; i < rs.size(); i++) {
-            MapRequest next = rs.get(i);
-            if (next == null || !next.create() || next.logicalBlock() != end) return false;
-            end += next.maxBlocks();
-        }
-        return true;
+        file.prefetchCap = rest;
+        claimCloses = i == rs.size() && file.writers == 1 && file.prefetch(preallocMin) >= rest;
     }
 
     /** Takes one request's answer; false when it ended the batch. */
@@ -690,18 +703,37 @@ final class FileServer implements FileAllocation.Groups {
         List<Extent> reserved = new ArrayList<>(file.dropReservations());
         Extent pre = file.dropPrealloc();
         if (pre == null && !reserved.isEmpty()) pre = reserved.remove(reserved.size() - 1);
-        for (Extent e : reserved) unclaim(e);
         int windowGroup = file.windowGroup;
         boolean together = pre != null && windowGroup == geometry.groupOf(pre.start()); // one message does both
         if (windowGroup >= 0 && !together) discardWindow(windowGroup, file.id);
         file.windowDiscarded();
         volume.fileClosed(file.homeGroup);
         Reply<?> closed = answer != null ? answer : Reply.ok(true);
-        if (pre != null)
-            driver.tellGroup(geometry.groupOf(pre.start()), GroupActor.Unclaim.closing(pre, together ? file.id : -1,
-                    closed, to));
-        else to.tell(closed);
+        long preWindow = together ? file.id : -1;
+        if (pre == null) { // and no reservation either
+            to.tell(closed);
+        } else if (onlyIn(reserved, geometry.groupOf(pre.start()))) {
+            // One group frees everything: its answer, after the frees sent it before, answers the close.
+            for (Extent e : reserved) unclaim(e);
+            driver.tellGroup(geometry.groupOf(pre.start()), GroupActor.Unclaim.closing(pre, preWindow, closed, to));
+        } else {
+            // Reservations in other groups: each group acknowledges each part, and the last acknowledgement
+            // answers the close, so a free count read after the close counts every block the file held.
+            long tx = file.nextTx();
+            if (closingNow == null) closingNow = new ArrayList<>(1);
+            closingNow.add(new PendingClose(tx, reserved.size() + 1, closed, to));
+            GroupActor.Freed ack = new GroupActor.Freed(tx, Reply.ok(Done.getInstance()));
+            for (Extent e : reserved)
+                driver.tellGroup(geometry.groupOf(e.start()), GroupActor.Unclaim.closing(e, -1, ack, driver.freedTo()));
+            driver.tellGroup(geometry.groupOf(pre.start()), GroupActor.Unclaim.closing(pre, preWindow, ack,
+                    driver.freedTo()));
+        }
         if (driver.lastClosed(this)) handedOver = true;
+    }
+
+    private boolean onlyIn(List<Extent> extents, int group) {
+        for (Extent e : extents) if (geometry.groupOf(e.start()) != group) return false;
+        return true;
     }
 
     private void onExtents(FileActor.Extents m) {

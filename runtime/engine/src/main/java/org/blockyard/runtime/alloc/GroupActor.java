@@ -74,7 +74,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     public record DiscardWindow(long file) implements Command {}
 
     /** A file gives back its unused preallocation (no answer: it cannot fail unless the file is wrong). */
-    public record Unclaim(Extent extent, long discardWindowOf, Reply<?> answer, ActorRef<Reply<?>> answerTo)
+    public record Unclaim(Extent extent, long discardWindowOf, Object answer, ActorRef<Object> answerTo)
             implements Command {
         public Unclaim(Extent extent) {
             this(extent, -1, null, null);
@@ -84,11 +84,11 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
          * A file's last close in one message: drops the file's window here (when {@code discardWindowOf} is a
          * file id), frees its preallocation {@code extent}, then tells {@code answer} to {@code answerTo}, so a
          * free count read after the close counts those blocks. {@code answerTo} takes {@code answer}'s type: a
-         * close's own answer, or the runs of a file written whole.
+         * close's own answer, the runs of a file written whole, or a {@link Freed} to the file's host when the
+         * close frees blocks in several groups and is answered once all of them did.
          */
         @SuppressWarnings({"unchecked", "rawtypes"})
-        public static Unclaim closing(Extent extent, long discardWindowOf, Reply<?> answer,
-                                      ActorRef<? extends Reply<?>> answerTo) {
+        public static Unclaim closing(Extent extent, long discardWindowOf, Object answer, ActorRef<?> answerTo) {
             return new Unclaim(extent, discardWindowOf, answer, (ActorRef) answerTo);
         }
     }
