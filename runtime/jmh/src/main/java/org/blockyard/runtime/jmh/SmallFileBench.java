@@ -1,5 +1,7 @@
 package org.blockyard.runtime.jmh;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
@@ -20,6 +22,7 @@ import org.openjdk.jmh.annotations.Warmup;
 
 import org.blockyard.api.alloc.BlockAllocator;
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.api.alloc.MapRequest;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 import org.blockyard.runtime.alloc.AllocatorSettings;
 import org.blockyard.runtime.alloc.GlobalLockAllocator;
@@ -32,7 +35,9 @@ import org.blockyard.runtime.config.BlockyardConfig;
  * <li>{@code joinEachCall}: each call waited for before the next, as a blocking caller does (against the
  *     actors, one thread hand-off per call);</li>
  * <li>{@code chained}: the calls chained on their stages and waited for once per file (against the actors,
- *     one hand-off per file; the steps between run on the dispatcher thread that completed the last).</li>
+ *     one hand-off per file; the steps between run on the dispatcher thread that completed the last);</li>
+ * <li>{@code writeFile}: the file written whole, {@link BlockAllocator#writeFile} with the same calls (against
+ *     the actors, one message to the file's shard and one hand-off per file).</li>
  * </ul>
  * {@code allocator} is {@code actors} or {@code global-lock} (the same groups, files and policy behind one
  * lock, on the caller's thread). Each iteration starts on a fresh, empty volume of 256 groups, large
@@ -87,6 +92,13 @@ public class SmallFileBench {
         a.open(name).toCompletableFuture().join();
         for (int b = 0; b < blocks; b++) a.getBlocks(name, b, 1, true).toCompletableFuture().join();
         a.close(name).toCompletableFuture().join();
+    }
+
+    @Benchmark
+    public Object writeFile() {
+        List<MapRequest> calls = new ArrayList<>(blocks);
+        for (int b = 0; b < blocks; b++) calls.add(MapRequest.allocate(b, 1));
+        return a.writeFile(nextName(), calls).toCompletableFuture().join();
     }
 
     @Benchmark
