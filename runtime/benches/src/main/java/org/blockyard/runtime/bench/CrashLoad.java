@@ -16,11 +16,15 @@ import org.blockyard.runtime.volume.VolumeAllocator;
  * The child process of {@code bench crash}: mixed load on a volume from several threads until it is killed.
  * Before each call it prints {@code GO <key> ...}, after the acknowledgement {@code ACK <key> ...}:
  * {@code MAP file logical physical blocks}, {@code MAPS file} and then {@code logical physical blocks} for each
- * run of a batch (getBlocks(file, List), one line), {@code TRUNC file from}, {@code EXT owner start blocks}
- * (one line per extent), {@code REL owner start blocks}. Arguments: IMAGE PREFIX WRITERS SEED.
+ * run of a batch (getBlocks(file, List), or a small file written whole with writeFile: one line), {@code TRUNC
+ * file from}, {@code EXT owner start blocks} (one line per extent), {@code REL owner start blocks}. Arguments:
+ * IMAGE PREFIX WRITERS SEED.
  */
 public final class CrashLoad {
     private CrashLoad() {}
+
+    /** Small files each writer keeps writing whole, in turn. */
+    private static final int SMALL_FILES = 16;
 
     public static void main(String[] args) throws Exception {
         Volume v = Volume.open(Path.of(args[0]), BlockyardConfig.load());
@@ -47,6 +51,8 @@ public final class CrashLoad {
             a.open(file).toCompletableFuture().join();
             long next = 0;
             List<Extent> held = new ArrayList<>();
+            long[] smallNext = new long[SMALL_FILES]; // each small file's end, appended to whole
+            int small = 0;
             while (true) {
                 int pick = rnd.nextInt(20);
                 if (pick < 2 && next > 0) {
@@ -67,6 +73,21 @@ public final class CrashLoad {
                     say("GO " + owner + " REL " + e.start() + " " + e.blocks());
                     a.release(owner, List.of(e)).toCompletableFuture().join();
                     say("ACK " + owner + " REL " + e.start() + " " + e.blocks());
+                } else if (pick == 9) {
+                    // One of a few small files, opened, appended to and closed in one call (writeFile).
+                    String name = file + "w" + small;
+                    List<MapRequest> calls = new ArrayList<>();
+                    int size = 1 + rnd.nextInt(8);
+                    for (long l = smallNext[small]; calls.size() < size; l++) calls.add(MapRequest.allocate(l, 1));
+                    say("GO " + name + " MAP " + smallNext[small]);
+                    List<BlockRun> runs = a.writeFile(name, calls).toCompletableFuture().join();
+                    StringBuilder b = new StringBuilder("ACK " + name + " MAPS");
+                    for (BlockRun r : runs) {
+                        b.append(' ').append(r.logicalStart()).append(' ').append(r.physicalStart()).append(' ').append(r.blocks());
+                        smallNext[small] = Math.max(smallNext[small], r.logicalStart() + r.blocks());
+                    }
+                    say(b.toString());
+                    small = (small + 1) % SMALL_FILES;
                 } else if (pick < 9) {
                     // A batch of appends from next on (a short run leaves a hole the file keeps).
                     List<MapRequest> batch = new ArrayList<>();
