@@ -697,9 +697,10 @@ final class FileServer implements FileAllocation.Groups {
             to.tell(answer != null ? answer : Reply.ok(false));
             return;
         }
-        // ext3_release_file: the last writer's close drops the window. The preallocation goes back first, and
-        // its group answers the close once the blocks are free again. The gaps' reservations go back before it
-        // (to their groups, in order with the close's message when they share its group, as the newest does).
+        // ext3_release_file: the last writer's close drops the window. The preallocation and the gaps'
+        // reservations go back, and the close is answered once every one of those blocks is free again: by the
+        // preallocation's group when it holds them all (the reservations sent it first), else by the last of
+        // the groups' acknowledgements.
         List<Extent> reserved = new ArrayList<>(file.dropReservations());
         Extent pre = file.dropPrealloc();
         if (pre == null && !reserved.isEmpty()) pre = reserved.remove(reserved.size() - 1);
