@@ -630,7 +630,7 @@ final class FileServer implements FileAllocation.Groups {
         long blocks = 0;
         for (Extent e : extents) blocks += e.blocks();
         releasing = new Release(file.nextTx(), byGroup, blocks, apply, replyTo);
-        byGroup.forEach((g, list) -> driver.tellGroup(g, new GroupActor.PrepareFree(releasing.tx, list, driver.freedTo())));
+        byGroup.forEach((g, list) -> driver.tellGroup(g, new GroupActor.PrepareFree(releasing.tx, list, driver.freedTo(), this)));
     }
 
     private void onFreed(Release r, Reply<Done> reply) {
@@ -647,7 +647,7 @@ final class FileServer implements FileAllocation.Groups {
             r.apply.run();
             r.committing = true;
             r.outstanding = r.byGroup.size();
-            for (int g : r.byGroup.keySet()) driver.tellGroup(g, new GroupActor.CommitFree(r.tx, driver.freedTo()));
+            for (int g : r.byGroup.keySet()) driver.tellGroup(g, new GroupActor.CommitFree(r.tx, driver.freedTo(), this));
             return;
         }
         releasing = null;
@@ -723,7 +723,7 @@ final class FileServer implements FileAllocation.Groups {
             long tx = file.nextTx();
             if (closingNow == null) closingNow = new ArrayList<>(1);
             closingNow.add(new PendingClose(tx, reserved.size() + 1, closed, to));
-            GroupActor.Freed ack = new GroupActor.Freed(tx, Reply.ok(Done.getInstance()));
+            GroupActor.Freed ack = new GroupActor.Freed(tx, Reply.ok(Done.getInstance()), this);
             for (Extent e : reserved)
                 driver.tellGroup(geometry.groupOf(e.start()), GroupActor.Unclaim.closing(e, -1, ack, driver.freedTo()));
             driver.tellGroup(geometry.groupOf(pre.start()), GroupActor.Unclaim.closing(pre, preWindow, ack,

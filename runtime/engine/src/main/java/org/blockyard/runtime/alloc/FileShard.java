@@ -91,7 +91,6 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
     private final long ownActorAfterBlocks;
     private AllocationPolicy policy;
     private final Map<String, FileServer> byName = new HashMap<>();
-    private final Map<Long, FileServer> byId = new HashMap<>();
     private final List<FileServer> waitingForDrop = new ArrayList<>();
     /** Files with at least one writer, the ones that hold windows and preallocations, as a list through them. */
     private FileServer openHead;
@@ -234,7 +233,6 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
             }
             s = new FileServer(created, policy, volume, settings.preallocMinWindowBlocks(), driver);
             byName.put(name, s);
-            byId.put(s.file.id, s); // the catalog may give its own id (a durable volume's stored one)
         } else if (s.ownActor == null && provenStream(s)) {
             s.ownActor = getContext().spawnAnonymous(FileActor.create(s, getContext().getSelf(), allocator, groups));
             getContext().watchWith(s.ownActor, new OwnActorStopped(s, s.ownActor));
@@ -323,9 +321,9 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
     }
 
     private void onAllocated(GroupActor.Allocated a) {
-        FileServer s = a.tag() instanceof FileServer t ? t : byId.get(a.file());
-        if (s == null) giveBackLate(a);
-        else s.allocated(a);
+        // Every file's Allocate carries its server as the tag: the shard keeps no map of files by id.
+        if (a.tag() instanceof FileServer s) s.allocated(a);
+        else giveBackLate(a);
     }
 
     /** An allocation no file waits for (its request failed meanwhile): its blocks go back. */
@@ -335,8 +333,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
     }
 
     private void onFreed(GroupActor.Freed f) {
-        FileServer s = byId.get(FileState.fileOfTx(f.tx()));
-        if (s != null) s.freed(f);
+        if (f.tag() instanceof FileServer s) s.freed(f);
     }
 
     private AllocationException unknown(String file, FileServer s) {
@@ -397,7 +394,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         closed = true;
         AllocationException c = new AllocationException.Closed("the allocator closed before this request was served");
         List<ActorRef<FileActor.Command>> own = new ArrayList<>();
-        for (FileServer s : byId.values()) {
+        for (FileServer s : byName.values()) {
             if (s.ownActor != null) own.add(s.ownActor);
             else s.shutdown(c);
         }

@@ -332,12 +332,10 @@ public final class FileState {
         lastPhysical = last == null ? -1 : last.getValue()[PHYSICAL] + last.getValue()[BLOCKS] - 1;
     }
 
-    /** A transaction id for a two-phase free in the groups; negative, so never one of the extent interface's. */
-    /** The file whose {@link #nextTx} made {@code tx}. */
-    static long fileOfTx(long tx) {
-        return (-tx) >>> 24;
-    }
-
+    /**
+     * A transaction id for a two-phase free in the groups, unique among files (the file's id is in it); negative,
+     * so never one of the extent interface's.
+     */
     long nextTx() {
         return -((id << 24) | (++txSeq & 0xFF_FFFFL));
     }

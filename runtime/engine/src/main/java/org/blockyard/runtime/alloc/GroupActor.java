@@ -68,7 +68,11 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
      * The answer to {@link PrepareFree} and {@link CommitFree}, naming the release it answers (a file shard
      * hosts many files' releases at once).
      */
-    public record Freed(long tx, Reply<Done> reply) implements FileActor.Command, FileShard.Command {}
+    public record Freed(long tx, Reply<Done> reply, Object tag) implements FileActor.Command, FileShard.Command {
+        public Freed(long tx, Reply<Done> reply) {
+            this(tx, reply, null);
+        }
+    }
 
     /** ext3_discard_reservation for one file. */
     public record DiscardWindow(long file) implements Command {}
@@ -97,9 +101,17 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     public record Free(List<Extent> extents, ActorRef<Reply<Done>> replyTo) implements Command {}
 
     /** First phase of a release across groups: check and hold the extents; nothing is freed yet. */
-    public record PrepareFree(long tx, List<Extent> extents, ActorRef<Freed> replyTo) implements Command {}
+    public record PrepareFree(long tx, List<Extent> extents, ActorRef<Freed> replyTo, Object tag) implements Command {
+        public PrepareFree(long tx, List<Extent> extents, ActorRef<Freed> replyTo) {
+            this(tx, extents, replyTo, null);
+        }
+    }
 
-    public record CommitFree(long tx, ActorRef<Freed> replyTo) implements Command {}
+    public record CommitFree(long tx, ActorRef<Freed> replyTo, Object tag) implements Command {
+        public CommitFree(long tx, ActorRef<Freed> replyTo) {
+            this(tx, replyTo, null);
+        }
+    }
 
     public record AbortFree(long tx) implements Command {}
 
@@ -233,8 +245,8 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     private Behavior<Command> refuse(Command m, AllocationException error) {
         if (m instanceof Allocate a) a.replyTo().tell(new Allocated(group, a.request().file(), null, error, a.tag()));
         else if (m instanceof Free f) f.replyTo().tell(Reply.fail(error));
-        else if (m instanceof PrepareFree p) p.replyTo().tell(new Freed(p.tx(), Reply.fail(error)));
-        else if (m instanceof CommitFree c) c.replyTo().tell(new Freed(c.tx(), Reply.fail(error)));
+        else if (m instanceof PrepareFree p) p.replyTo().tell(new Freed(p.tx(), Reply.fail(error), p.tag()));
+        else if (m instanceof CommitFree c) c.replyTo().tell(new Freed(c.tx(), Reply.fail(error), c.tag()));
         else if (m instanceof ClaimExtents c) c.replyTo().tell(Reply.fail(error));
         else if (m instanceof FreeRuns f) f.replyTo().tell(Reply.fail(error));
         else if (m instanceof Inspect i) i.replyTo().tell(Reply.fail(error));
@@ -379,12 +391,12 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         AllocationException bad = heldByPrepare(m.extents());
         if (bad == null) bad = state.checkFree(m.extents());
         if (bad != null) {
-            m.replyTo().tell(new Freed(m.tx(), Reply.fail(bad)));
+            m.replyTo().tell(new Freed(m.tx(), Reply.fail(bad), m.tag()));
             return this;
         }
         prepared.put(m.tx(), m.extents());
         timers.startSingleTimer(new ExpirePrepared(m.tx()), preparedExpiry);
-        m.replyTo().tell(new Freed(m.tx(), Reply.ok(Done.getInstance())));
+        m.replyTo().tell(new Freed(m.tx(), Reply.ok(Done.getInstance()), m.tag()));
         return this;
     }
 
@@ -396,7 +408,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
                 ? new AllocationException.InvalidRequest("no prepared release " + m.tx() + " in group " + group)
                 : state.free(extents);
         publish();
-        m.replyTo().tell(new Freed(m.tx(), bad == null ? Reply.ok(Done.getInstance()) : Reply.fail(bad)));
+        m.replyTo().tell(new Freed(m.tx(), bad == null ? Reply.ok(Done.getInstance()) : Reply.fail(bad), m.tag()));
         return this;
     }
 
