@@ -2,6 +2,7 @@ package org.blockyard.runtime.jmh;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
@@ -12,6 +13,7 @@ import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
@@ -21,6 +23,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 import org.blockyard.api.alloc.BlockAllocator;
+import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Geometry;
 import org.blockyard.api.alloc.MapRequest;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
@@ -37,7 +40,10 @@ import org.blockyard.runtime.config.BlockyardConfig;
  * <li>{@code chained}: the calls chained on their stages and waited for once per file (against the actors,
  *     one hand-off per file; the steps between run on the dispatcher thread that completed the last);</li>
  * <li>{@code writeFile}: the file written whole, {@link BlockAllocator#writeFile} with the same calls (against
- *     the actors, one message to the file's shard and one hand-off per file).</li>
+ *     the actors, one message to the file's shard and one hand-off per file);</li>
+ * <li>{@code writeFilesInFlight}: {@value #IN_FLIGHT} files written whole, all handed over before the first
+ *     answer is waited for, as an embedder's thread extracting an archive can: the hand-off and the wake-up
+ *     are shared by the files in flight (time per file).</li>
  * </ul>
  * {@code allocator} is {@code actors} or {@code global-lock} (the same groups, files and policy behind one
  * lock, on the caller's thread). Each iteration starts on a fresh, empty volume of 256 groups, large
@@ -99,6 +105,18 @@ public class SmallFileBench {
         List<MapRequest> calls = new ArrayList<>(blocks);
         for (int b = 0; b < blocks; b++) calls.add(MapRequest.allocate(b, 1));
         return a.writeFile(nextName(), calls).toCompletableFuture().join();
+    }
+
+    static final int IN_FLIGHT = 64;
+
+    @Benchmark
+    @OperationsPerInvocation(IN_FLIGHT)
+    public void writeFilesInFlight() {
+        List<MapRequest> calls = new ArrayList<>(blocks);
+        for (int b = 0; b < blocks; b++) calls.add(MapRequest.allocate(b, 1));
+        List<CompletableFuture<List<BlockRun>>> sent = new ArrayList<>(IN_FLIGHT);
+        for (int i = 0; i < IN_FLIGHT; i++) sent.add(a.writeFile(nextName(), calls).toCompletableFuture());
+        for (CompletableFuture<List<BlockRun>> f : sent) f.join();
     }
 
     @Benchmark
