@@ -102,8 +102,8 @@ public interface BlockAllocator {
      */
     default CompletionStage<List<BlockRun>> writeFile(String file, List<MapRequest> requests) {
         if (requests == null || requests.size() > MAX_BATCH)
-            return CompletableFuture.failedFuture(new AllocationException.InvalidRequest(
-                    "a batch holds 0 to " + MAX_BATCH + " requests, not " + (requests == null ? "null" : requests.size())));
+            return CompletableFuture.failedFuture(new AllocationException.InvalidRequest("a batch holds 0 to "
+                    + MAX_BATCH + " requests, not " + (requests == null ? "null" : requests.size())));
         return open(file).thenCompose(opened -> getBlocks(file, requests).handle((runs, error) -> {
             CompletableFuture<List<BlockRun>> out = new CompletableFuture<>();
             close(file).whenComplete((closed, closeError) -> {

@@ -83,7 +83,8 @@ public final class CrashLoad {
                     List<BlockRun> runs = a.writeFile(name, calls).toCompletableFuture().join();
                     StringBuilder b = new StringBuilder("ACK " + name + " MAPS");
                     for (BlockRun r : runs) {
-                        b.append(' ').append(r.logicalStart()).append(' ').append(r.physicalStart()).append(' ').append(r.blocks());
+                        b.append(' ').append(r.logicalStart()).append(' ').append(r.physicalStart())
+                                .append(' ').append(r.blocks());
                         smallNext[small] = Math.max(smallNext[small], r.logicalStart() + r.blocks());
                     }
                     say(b.toString());

@@ -90,7 +90,8 @@ final class SmallFileClient extends AbstractBehavior<Object> {
     private Behavior<Object> onAnswer(Reply<?> r) {
         if (!r.isOk()) return fail(r);
         return switch (phase) {
-            case OPENING -> mode == Calls.WHOLE_FILE ? onWritten((List<?>) r.value()) : onOpened((FileHandle) r.value());
+            case OPENING -> mode == Calls.WHOLE_FILE ? onWritten((List<?>) r.value())
+                    : onOpened((FileHandle) r.value());
             case WRITING -> r.value() instanceof List<?> runs ? onGotAll(runs) : onGot((BlockRun) r.value());
             case CLOSING -> onClosed();
         };

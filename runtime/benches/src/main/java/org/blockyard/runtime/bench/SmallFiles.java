@@ -65,7 +65,8 @@ public final class SmallFiles {
         }
 
         SmallFileClient.Calls calls() {
-            return wholeFile ? SmallFileClient.Calls.WHOLE_FILE : batch ? SmallFileClient.Calls.BATCH : SmallFileClient.Calls.EACH;
+            if (wholeFile) return SmallFileClient.Calls.WHOLE_FILE;
+            return batch ? SmallFileClient.Calls.BATCH : SmallFileClient.Calls.EACH;
         }
     }
 
@@ -236,7 +237,8 @@ public final class SmallFiles {
      * given (a durable volume); the files' extents read back through {@code api}.
      */
     private static Clients runClients(ActorBlockAllocator a, BlockAllocator api, List<List<SmallFileClient.Job>> shares,
-                                      SmallFileClient.Calls mode, Function<ActorRef<Reply<?>>, Behavior<Object>> acknowledging,
+                                      SmallFileClient.Calls mode,
+                                      Function<ActorRef<Reply<?>>, Behavior<Object>> acknowledging,
                                       long totalBlocks) {
         try {
             List<CompletableFuture<Long>> done = new ArrayList<>();

@@ -62,7 +62,8 @@ public final class SmallFilesCommand implements Callable<Integer> {
         BadOption.atLeast("--max-file-blocks", maxFileBlocks, 1);
         BadOption.allOf("--policy", policies, BenchPolicies.names(config, Tiobench.GLOBAL_LOCK));
         if (batch && wholeFile)
-            throw new BadOption("--whole-file", "with --batch", "a file's calls go in one batch or in one whole-file message, not both");
+            throw new BadOption("--whole-file", "with --batch",
+                    "a file's calls go in one batch or in one whole-file message, not both");
         if (volume != null) {
             if (blocksPerGroup != null)
                 throw new BadOption("--blocks-per-group", blocksPerGroup, "is the volume's with --volume");

@@ -383,7 +383,8 @@ final class FileServer implements FileAllocation.Groups {
             driver.log().error("file {}: {} failed; answering it with an error", file.name, what, e);
             file.releaseMapped(); // the runs mapped before the fault stay mapped, and are recorded
             AllocationException failed = new AllocationException.Failed("file " + file.name + ": " + what + " failed: " + e);
-            if (m != null && (m != whole || batch == null)) refuse(m, failed); // a WriteWhole is answered after its close, below
+            // A WriteWhole under way is answered after its close, below.
+            if (m != null && (m != whole || batch == null)) refuse(m, failed);
             if (allocating != null && allocating != m) allocating.replyTo().tell(Reply.fail(failed));
             if (batch != null && batch != m) {
                 if (whole != null) closeWriter(Reply.fail(failed), batch.replyTo());
@@ -630,7 +631,8 @@ final class FileServer implements FileAllocation.Groups {
         long blocks = 0;
         for (Extent e : extents) blocks += e.blocks();
         releasing = new Release(file.nextTx(), byGroup, blocks, apply, replyTo);
-        byGroup.forEach((g, list) -> driver.tellGroup(g, new GroupActor.PrepareFree(releasing.tx, list, driver.freedTo(), this)));
+        byGroup.forEach((g, list) -> driver.tellGroup(g,
+                new GroupActor.PrepareFree(releasing.tx, list, driver.freedTo(), this)));
     }
 
     private void onFreed(Release r, Reply<Done> reply) {
@@ -647,7 +649,8 @@ final class FileServer implements FileAllocation.Groups {
             r.apply.run();
             r.committing = true;
             r.outstanding = r.byGroup.size();
-            for (int g : r.byGroup.keySet()) driver.tellGroup(g, new GroupActor.CommitFree(r.tx, driver.freedTo(), this));
+            for (int g : r.byGroup.keySet())
+                driver.tellGroup(g, new GroupActor.CommitFree(r.tx, driver.freedTo(), this));
             return;
         }
         releasing = null;

@@ -176,7 +176,8 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         if (m instanceof ToFile t) onToFile(t);
         else if (m instanceof GroupActor.Allocated a) onAllocated(a);
         else if (m instanceof Open o) open(o.file(), o.replyTo(), new FileActor.Open(o.replyTo()));
-        else if (m instanceof WriteFile w) open(w.file(), w.replyTo(), new FileActor.WriteWhole(w.requests(), w.replyTo()));
+        else if (m instanceof WriteFile w)
+            open(w.file(), w.replyTo(), new FileActor.WriteWhole(w.requests(), w.replyTo()));
         else if (m instanceof GroupActor.Freed f) onFreed(f);
         else if (m instanceof FileExtents x) onFileExtents(x);
         else if (m instanceof Lookup l) onLookup(l);
