@@ -1,10 +1,13 @@
 package org.blockyard.runtime.alloc;
 
+import java.util.List;
+
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.AllocationPolicy;
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.api.alloc.MapRequest;
 
 /**
  * The steps of one {@code getBlocks} on a file, without any concurrency of its own, so that the
@@ -35,7 +38,8 @@ final class FileAllocation {
     record Answer(Reply<BlockRun> reply) implements Step {}
 
     /** Send {@code request} to {@code group} and pass its outcome to {@link #answer}. */
-    record Ask(int group, BlockGroup.Request request) implements Step {}
+    /** Ask {@code group}; a {@code closing} claim may drop the file's window with it (a file written whole). */
+    record Ask(int group, BlockGroup.Request request, boolean closing) implements Step {}
 
     /** Have every open file give back its preallocation, then call {@link #preallocationsDropped}. */
     enum DropPreallocations implements Step { INSTANCE }
@@ -54,6 +58,10 @@ final class FileAllocation {
     private long goal;
     private GroupWalk walk;
     private boolean retried;
+    // A request of a file written whole (wholeFile): the most blocks its preallocation may take, and whether
+    // its claim holds the rest of the file.
+    private long prefetchCap = Long.MAX_VALUE;
+    private boolean closing;
 
     FileAllocation(FileState file, AllocationPolicy policy, VolumeState volume, int preallocMinWindowBlocks,
                    Groups groups, long logicalBlock, int maxBlocks, boolean create) {
@@ -89,6 +97,27 @@ final class FileAllocation {
         this.logical = logicalBlock;
         this.maxBlocks = maxBlocks;
         this.create = create;
+    }
+
+    /**
+     * Makes this the allocation for request {@code index} of a file written whole and closed right after
+     * ({@code WriteWhole}): the preallocation its claim makes holds no more than the appends right behind it
+     * need, so the close has nothing to give back; and when those appends run to the batch's end, the
+     * preallocation can hold them all and {@code mayClose} (the file's only writer, not a gap's reservation),
+     * the claim is marked closing, and the group drops the file's window with it, as the close would have.
+     */
+    FileAllocation wholeFile(List<MapRequest> batch, int index, boolean mayClose) {
+        long end = batch.get(index).logicalBlock() + batch.get(index).maxBlocks(), rest = 0;
+        int i = index + 1;
+        for (; i < batch.size(); i++) {
+            MapRequest next = batch.get(i);
+            if (next == null || !next.create() || next.logicalBlock() != end) break;
+            rest += next.maxBlocks();
+            end += next.maxBlocks();
+        }
+        prefetchCap = rest;
+        closing = mayClose && i == batch.size() && file.prefetch(preallocMin) >= rest;
+        return this;
     }
 
     static AllocationException notOpen(FileState file) {
@@ -172,7 +201,7 @@ final class FileAllocation {
 
     private Step next() {
         int g = walk.next();
-        if (g >= 0) return new Ask(g, file.requestFor(g, walk, goal, count, preallocMin));
+        if (g >= 0) return new Ask(g, file.requestFor(g, walk, goal, count, preallocMin, prefetchCap), closing);
         if (!retried) {
             retried = true;
             return DropPreallocations.INSTANCE;

@@ -121,8 +121,6 @@ final class FileServer implements FileAllocation.Groups {
     private List<BlockRun> batchRuns;
     /** The {@code WriteWhole} whose batch is in progress: the file is closed before the batch is answered. */
     private FileActor.WriteWhole whole;
-    /** The batch's request in progress holds the rest of a file written whole: its claim may drop the window. */
-    private boolean claimCloses;
     // A gap's reservation in progress (FileState#gapEndingAt): before the request in progress (batchFilling), or
     // before the request waiting at the front of the queue (filling).
     private boolean filling, batchFilling;
@@ -146,6 +144,11 @@ final class FileServer implements FileAllocation.Groups {
 
     /** Closes waiting for their groups' acknowledgements; null (almost always) when none. */
     private List<PendingClose> closingNow;
+    /**
+     * The host hands the file over once the last close's acknowledgements are in (they come to this host), unless
+     * the file was opened again meanwhile.
+     */
+    private boolean handOverAfterAcks;
 
     /** Blocks leaving the file: held in every group first, then the map changes, then the groups free them. */
     private static final class Release {
@@ -274,6 +277,10 @@ final class FileServer implements FileAllocation.Groups {
             if (--c.outstanding == 0) {
                 closingNow.remove(i);
                 c.replyTo.tell(c.answer);
+                if (closingNow.isEmpty() && handOverAfterAcks) {
+                    handOverAfterAcks = false;
+                    if (file.writers == 0) handedOver = true;
+                }
             }
             return;
         }
@@ -301,10 +308,9 @@ final class FileServer implements FileAllocation.Groups {
         file.releaseMapped();
         filling = batchFilling = false;
         whole = null;
-        file.prefetchCap = Long.MAX_VALUE;
-        claimCloses = false;
         if (closingNow != null) for (PendingClose c : closingNow) c.replyTo.tell(Reply.fail(closed));
         closingNow = null;
+        handOverAfterAcks = false;
         if (allocating != null) allocating.replyTo().tell(Reply.fail(closed));
         if (batch != null) batch.replyTo().tell(Reply.fail(closed));
         if (releasing != null) releasing.replyTo.tell(Reply.fail(closed));
@@ -345,7 +351,7 @@ final class FileServer implements FileAllocation.Groups {
      */
     private void serveOrReserve(FileActor.Command m) {
         try {
-            FileAllocation.Step s = m instanceof FileActor.GetBlocks g && g.create() ? startGapReservation(g.logicalBlock()) : null;
+            FileAllocation.Step s = m instanceof FileActor.GetBlocks g && g.create() ? startGapReservation(g.logicalBlock(), -1) : null;
             if (s != null) {
                 if (waiting == null) waiting = new ArrayDeque<>(4);
                 waiting.addFirst(m);
@@ -362,11 +368,13 @@ final class FileServer implements FileAllocation.Groups {
     /**
      * When the file's gap ends at {@code logical}, starts reserving blocks for it: answers the step to take
      * (a group to ask) while the request at {@code logical} waits, or null when it is over at once or there is
-     * no gap.
+     * no gap. {@code index} is that request's place in a file written whole (its preallocation bounded as the
+     * request's own would be), else -1.
      */
-    private FileAllocation.Step startGapReservation(long logical) {
+    private FileAllocation.Step startGapReservation(long logical, int index) {
         FileAllocation reserving = FileAllocation.forGap(file, policy, volume, preallocMin, this, logical);
         if (reserving == null) return null;
+        if (whole != null && index >= 0) reserving.wholeFile(batch.requests(), index, false);
         FileAllocation.Step s = reserving.start();
         if (s instanceof FileAllocation.Answer) return null; // refused at once: the request answers for itself
         steps = reserving;
@@ -391,9 +399,7 @@ final class FileServer implements FileAllocation.Groups {
                 else batch.replyTo().tell(Reply.fail(failed));
             }
             whole = null;
-            file.prefetchCap = Long.MAX_VALUE;
-            claimCloses = false;
-            if (releasing != null) {
+                    if (releasing != null) {
                 if (!releasing.committing)
                     for (int g : releasing.byGroup.keySet()) driver.tellGroup(g, new GroupActor.AbortFree(releasing.tx));
                 releasing.replyTo.tell(Reply.fail(failed));
@@ -470,9 +476,9 @@ final class FileServer implements FileAllocation.Groups {
                         + " of the batch is null")));
                 return;
             }
-            if (whole != null) capForWholeFile(batchRuns.size());
             // A request that starts where the file's gap ends waits while blocks are reserved for the gap.
-            FileAllocation.Step reserving = r.create() && !batchFilling ? startGapReservation(r.logicalBlock()) : null;
+            FileAllocation.Step reserving = r.create() && !batchFilling
+                    ? startGapReservation(r.logicalBlock(), batchRuns.size()) : null;
             if (reserving != null) {
                 batchFilling = true;
                 step(reserving); // the group's answer comes back through step, which goes on here
@@ -483,6 +489,7 @@ final class FileServer implements FileAllocation.Groups {
             if (now == null) {
                 steps = new FileAllocation(file, policy, volume, preallocMin, this, r.logicalBlock(), r.maxBlocks(),
                         r.create());
+                if (whole != null) steps.wholeFile(batch.requests(), batchRuns.size(), file.writers == 1);
                 FileAllocation.Step s = steps.start();
                 if (!(s instanceof FileAllocation.Answer a)) {
                     step(s);
@@ -493,26 +500,6 @@ final class FileServer implements FileAllocation.Groups {
             if (!batchAnswer(now)) return;
         }
         endBatch(Reply.ok(List.copyOf(batchRuns)));
-    }
-
-    /**
-     * For a file written whole, before request {@code index} may ask a group: the preallocation its claim makes
-     * holds no more than the appends right behind it need, so the close has nothing to give back; and when
-     * those appends run to the batch's end and the preallocation can hold them all, the claim is marked
-     * closing, and the group drops the file's window with it, as the close would have.
-     */
-    private void capForWholeFile(int index) {
-        List<MapRequest> rs = batch.requests();
-        long end = rs.get(index).logicalBlock() + rs.get(index).maxBlocks(), rest = 0;
-        int i = index + 1;
-        for (; i < rs.size(); i++) {
-            MapRequest next = rs.get(i);
-            if (next == null || !next.create() || next.logicalBlock() != end) break;
-            rest += next.maxBlocks();
-            end += next.maxBlocks();
-        }
-        file.prefetchCap = rest;
-        claimCloses = i == rs.size() && file.writers == 1 && file.prefetch(preallocMin) >= rest;
     }
 
     /** Takes one request's answer; false when it ended the batch. */
@@ -539,8 +526,6 @@ final class FileServer implements FileAllocation.Groups {
     }
 
     private void endBatch(Reply<List<BlockRun>> reply) {
-        file.prefetchCap = Long.MAX_VALUE;
-        claimCloses = false;
         FileActor.GetBlocksBatch m = batch;
         batch = null;
         batchRuns = null;
@@ -558,7 +543,7 @@ final class FileServer implements FileAllocation.Groups {
         if (s instanceof FileAllocation.Ask ask) {
             // The answer names this server, so a shard hands it over without a lookup.
             driver.tellGroup(ask.group(), new GroupActor.Allocate(ask.request(), driver.allocatedTo(), this,
-                    claimCloses && batch != null && !batchFilling));
+                    ask.closing()));
             return;
         }
         if (s instanceof FileAllocation.DropPreallocations) {
@@ -732,7 +717,10 @@ final class FileServer implements FileAllocation.Groups {
             driver.tellGroup(geometry.groupOf(pre.start()), GroupActor.Unclaim.closing(pre, preWindow, ack,
                     driver.freedTo()));
         }
-        if (driver.lastClosed(this)) handedOver = true;
+        if (driver.lastClosed(this)) {
+            if (closingNow == null || closingNow.isEmpty()) handedOver = true;
+            else handOverAfterAcks = true; // the acknowledgements come to this host
+        }
     }
 
     private boolean onlyIn(List<Extent> extents, int group) {

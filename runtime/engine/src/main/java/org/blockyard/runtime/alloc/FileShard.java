@@ -285,7 +285,6 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
     private void onToFile(ToFile t) {
         FileServer s = t.server();
         if (s.ownActor != null) s.ownActor.tell(t.command()); // a handle from before the file got its actor
-        else if (t.command() instanceof GroupActor.Freed f) s.freed(f); // a close's acknowledgement, forwarded
         else s.receive(t.command());
     }
 

@@ -456,25 +456,20 @@ public final class FileState {
 
     /** Blocks to ask for beyond a request, to keep as preallocation: the window's size once it is big. */
     int prefetch(int preallocMinWindowBlocks) {
-        int p = preallocMinWindowBlocks > 0 && windowGoalBlocks >= preallocMinWindowBlocks ? windowGoalBlocks : 0;
-        return (int) Math.min(p, prefetchCap);
+        return preallocMinWindowBlocks > 0 && windowGoalBlocks >= preallocMinWindowBlocks ? windowGoalBlocks : 0;
     }
-
-    /**
-     * The most blocks a preallocation may take now: a file written whole and closed at once asks no more than
-     * its batch's remaining appends need, so its close has nothing to give back; unbounded otherwise.
-     */
-    long prefetchCap = Long.MAX_VALUE;
 
     /**
      * The request this file sends group {@code group} for {@code count} blocks at {@code goal}, in the
      * pass {@code walk} is in: the goal only in the goal group; with a window, the prefetch for the
-     * preallocation and the mirror of a window held in another group (a group knows its own).
+     * preallocation (at most {@code prefetchCap}) and the mirror of a window held in another group (a group
+     * knows its own).
      */
-    BlockGroup.Request requestFor(int group, GroupWalk walk, long goal, int count, int preallocMinWindowBlocks) {
+    BlockGroup.Request requestFor(int group, GroupWalk walk, long goal, int count, int preallocMinWindowBlocks,
+                                  long prefetchCap) {
         boolean here = windowGroup == group;
         return new BlockGroup.Request(id, walk.isGoalGroup(group) ? goal : -1, count,
-                walk.reserve() ? prefetch(preallocMinWindowBlocks) : 0, windowGoalBlocks,
+                walk.reserve() ? (int) Math.min(prefetch(preallocMinWindowBlocks), prefetchCap) : 0, windowGoalBlocks,
                 here ? 0 : windowBlocks, here ? 0 : windowHit, walk.reserve(), goal != lastPhysical + 1);
     }
 

@@ -80,6 +80,31 @@ class FileHostingTest {
         }
     }
 
+    /**
+     * A stream with an actor of its own whose batches went on past the ends of groups holds reservations for
+     * the gaps in several groups. Its last close hands the file back to the shard at once, and the groups'
+     * acknowledgements reach the file there: the close is answered, and every reserved block is free again.
+     */
+    @Test
+    void aStreamsCloseWithReservationsInSeveralGroupsIsAnsweredAfterItsActorHandedItBack() {
+        try (ActorBlockAllocator a = start(2, 16)) {
+            await(a.open("/s"));
+            append(a, "/s", 0, 40);
+            await(a.close("/s"));
+            await(a.open("/s")); // now served by its own actor
+            List<MapRequest> appends = new ArrayList<>();
+            for (long l = 40; l < 40 + 3 * 4096; l += 256) appends.add(MapRequest.allocate(l, 256));
+            long mapped = 40;
+            for (int i = 0; i < appends.size(); i += 10)
+                for (BlockRun r : await(a.getBlocks("/s", appends.subList(i, Math.min(appends.size(), i + 10)))))
+                    mapped += r.blocks();
+            assertTrue(mapped < 40 + 3 * 4096, "group ends left gaps: " + mapped);
+            await(a.close("/s"));
+            assertEquals(G.dataBlocks() - mapped, await(a.freeBlocks()), "every reservation and preallocation back");
+            AllocatorChecks.checkInvariants(a, new ArrayList<>(await(a.fileExtents("/s"))));
+        }
+    }
+
     @Test
     void manyClientsOpeningAndClosingFilesThatMoveLoseNothing() throws Exception {
         try (ActorBlockAllocator a = start(3, 16)) {
