@@ -58,9 +58,7 @@ public interface BlockAllocator {
      * At most {@link #MAX_BATCH} requests.
      */
     default CompletionStage<List<BlockRun>> getBlocks(String file, List<MapRequest> requests) {
-        if (requests == null || requests.size() > MAX_BATCH)
-            return CompletableFuture.failedFuture(new AllocationException.InvalidRequest(
-                    "a batch holds 0 to " + MAX_BATCH + " requests, not " + (requests == null ? "null" : requests.size())));
+        if (requests == null || requests.size() > MAX_BATCH) return CompletableFuture.failedFuture(badBatch(requests));
         CompletableFuture<List<BlockRun>> out = new CompletableFuture<>();
         List<BlockRun> runs = new ArrayList<>(requests.size());
         new Object() {
@@ -101,9 +99,7 @@ public interface BlockAllocator {
      * implementation only saves the hand-overs between them.
      */
     default CompletionStage<List<BlockRun>> writeFile(String file, List<MapRequest> requests) {
-        if (requests == null || requests.size() > MAX_BATCH)
-            return CompletableFuture.failedFuture(new AllocationException.InvalidRequest("a batch holds 0 to "
-                    + MAX_BATCH + " requests, not " + (requests == null ? "null" : requests.size())));
+        if (requests == null || requests.size() > MAX_BATCH) return CompletableFuture.failedFuture(badBatch(requests));
         return open(file).thenCompose(opened -> getBlocks(file, requests).handle((runs, error) -> {
             CompletableFuture<List<BlockRun>> out = new CompletableFuture<>();
             close(file).whenComplete((closed, closeError) -> {
@@ -114,6 +110,12 @@ public interface BlockAllocator {
             });
             return out;
         }).thenCompose(f -> f));
+    }
+
+    /** The refusal of a batch that is null or holds more than {@link #MAX_BATCH} requests. */
+    private static AllocationException badBatch(List<MapRequest> requests) {
+        return new AllocationException.InvalidRequest("a batch holds 0 to " + MAX_BATCH + " requests, not "
+                + (requests == null ? "null" : requests.size()));
     }
 
     /** The most requests one {@link #getBlocks(String, List)} batch may hold. */

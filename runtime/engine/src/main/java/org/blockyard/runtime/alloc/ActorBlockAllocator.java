@@ -354,21 +354,22 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     /** One message to the file's host for the whole batch, and one answer. */
     @Override
     public CompletionStage<List<BlockRun>> getBlocks(String file, List<MapRequest> requests) {
-        if (requests == null || requests.size() > MAX_BATCH)
-            return failed(new AllocationException.InvalidRequest("a batch holds 0 to " + MAX_BATCH + " requests, not "
-                    + (requests == null ? "null" : requests.size())));
+        if (requests == null || requests.size() > MAX_BATCH) return failed(badBatch(requests));
         if (requests.isEmpty()) return CompletableFuture.completedFuture(List.of());
         List<MapRequest> copy = new ArrayList<>(requests); // the caller may reuse its list; nulls are refused in order
         return askFile(file, r -> new FileActor.GetBlocksBatch(copy, r));
+    }
+
+    private static AllocationException badBatch(List<MapRequest> requests) {
+        return new AllocationException.InvalidRequest("a batch holds 0 to " + MAX_BATCH + " requests, not "
+                + (requests == null ? "null" : requests.size()));
     }
 
     /** One message to the file's shard for the open, the batch and the close, and one answer. */
     @Override
     public CompletionStage<List<BlockRun>> writeFile(String file, List<MapRequest> requests) {
         if (file == null) return failed(new AllocationException.InvalidRequest("a file needs a non-empty name"));
-        if (requests == null || requests.size() > MAX_BATCH)
-            return failed(new AllocationException.InvalidRequest("a batch holds 0 to " + MAX_BATCH + " requests, not "
-                    + (requests == null ? "null" : requests.size())));
+        if (requests == null || requests.size() > MAX_BATCH) return failed(badBatch(requests));
         List<MapRequest> copy = new ArrayList<>(requests);
         return this.<FileShard.Command, List<BlockRun>>ask(shardOf(file), r -> new FileShard.WriteFile(file, copy, r));
     }

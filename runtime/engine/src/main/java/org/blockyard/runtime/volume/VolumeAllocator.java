@@ -88,17 +88,15 @@ public final class VolumeAllocator implements BlockAllocator {
 
     @Override
     public CompletionStage<Void> open(String file) {
-        CompletableFuture<Void> named = nameFits(file);
-        return named != null ? named : durable(file, actors.open(file));
+        AllocationException bad = nameTooLong(file);
+        return bad != null ? CompletableFuture.failedFuture(bad) : durable(file, actors.open(file));
     }
 
-    /** A refusal when {@code file}'s name does not fit the file table, else null. */
-    private static CompletableFuture<Void> nameFits(String file) {
-        if (file != null && file.getBytes(StandardCharsets.UTF_8).length > Layout.MAX_NAME_BYTES)
-            return CompletableFuture.failedFuture(new AllocationException.InvalidRequest("file name of "
-                    + file.getBytes(StandardCharsets.UTF_8).length + " bytes; the file table holds at most "
-                    + Layout.MAX_NAME_BYTES));
-        return null;
+    /** The refusal of a name the file table cannot hold, else null. */
+    private static AllocationException nameTooLong(String file) {
+        int bytes = file == null ? 0 : file.getBytes(StandardCharsets.UTF_8).length;
+        return bytes <= Layout.MAX_NAME_BYTES ? null : new AllocationException.InvalidRequest("file name of " + bytes
+                + " bytes; the file table holds at most " + Layout.MAX_NAME_BYTES);
     }
 
     @Override
@@ -116,8 +114,8 @@ public final class VolumeAllocator implements BlockAllocator {
     /** A file written whole in one message to the actors, then one wait for the journal. */
     @Override
     public CompletionStage<List<BlockRun>> writeFile(String file, List<MapRequest> requests) {
-        CompletableFuture<Void> named = nameFits(file);
-        return named != null ? named.thenApply(x -> null) : durable(file, actors.writeFile(file, requests));
+        AllocationException bad = nameTooLong(file);
+        return bad != null ? CompletableFuture.failedFuture(bad) : durable(file, actors.writeFile(file, requests));
     }
 
     @Override
