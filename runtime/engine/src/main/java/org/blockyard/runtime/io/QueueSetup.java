@@ -126,6 +126,7 @@ public record QueueSetup(ElevatorRegistry registry, String requestedElevator, Ma
         return new RequestQueue.Supervisor() {
             @Override public String defaultId() { return registry.defaultId(); }
             @Override public boolean isFailed(String id) { return registry.isFailed(id); }
+            @Override public boolean isBuiltIn(String id) { return registry.isBuiltIn(id); }
             @Override public Elevator build(String id) { return QueueSetup.this.build(id); }
             @Override public void retired(String id, String reason) { registry.markFailed(id, reason); }
         };

@@ -217,6 +217,26 @@ class ElevatorFaultTest {
         assertTrue(registry.failures().get("fragile").startsWith("dispatch threw"), registry.failures().toString());
     }
 
+    /**
+     * A built-in elevator's slow call is a pause of the JVM or the machine (a collection while it held 7,000
+     * requests retired the default once, and the queue ran on noop): it is kept, and says so in the log. A
+     * built-in that throws is still retired (above).
+     */
+    @Test
+    void aBuiltInElevatorThatStallsIsKept() {
+        ElevatorRegistry registry = new ElevatorRegistry(List.of(NoopElevator.FACTORY,
+                FaultyElevators.factory("slow", () -> FaultyElevators.stallsInDispatch(40, 4 * STALL_LIMIT_NANOS / MS))),
+                "slow");
+        Tally tally = new Tally();
+        Simulation sim = new Simulation(setup(registry, "slow", tally), new ConstantLatencyDevice(1 << 24, MS));
+        for (int i = 0; i < LOAD; i++) submitAt(sim, tally, i * 50_000L, i);
+        sim.run();
+        tally.assertEachOnce(LOAD);
+        assertEquals("slow", sim.stats().elevator());
+        assertEquals(Map.of(), registry.failures());
+        assertEquals("noop [slow]", sim.listing());
+    }
+
     @Test
     void aFlushThatFindsTheElevatorFailingInDrainAllStillGoesOutAfterEverythingBeforeIt() {
         ElevatorRegistry registry = registryWith(new Case("drainAll", FaultyElevators::throwsInDrainAll, "", false));
