@@ -29,9 +29,14 @@ import org.slf4j.LoggerFactory;
  * <li>An id or alias that a built-in elevator or an accepted plugin already answers to is refused: the
  *     service is not offered, nothing running changes, and one warning names both bundles. (Without this
  *     check the later bundle's departure would unregister the first one's elevator.)</li>
+ * <li>A service from a bundle of the same symbolic name as the accepted one (the plugin's next revision,
+ *     whose service may arrive before the old one's leaves while FileInstall updates and the framework
+ *     refreshes it on two threads) replaces it; the old service's departure then changes nothing.</li>
  * <li>The selection is remembered by name ({@link #select}); when a plugin answering to it arrives (again,
  *     after an update), the queue is switched to it.</li>
  * </ul>
+ * The queue hears of arrivals and departures in the order this tracker accepted them: each is told while
+ * holding the lock that guards {@link #plugins}.
  */
 final class ElevatorTracker implements ServiceTrackerCustomizer<ElevatorFactory, ElevatorTracker.Offered> {
     private static final Logger LOG = LoggerFactory.getLogger(ElevatorTracker.class);
@@ -74,18 +79,24 @@ final class ElevatorTracker implements ServiceTrackerCustomizer<ElevatorFactory,
             return null;
         }
         Offered offered = new Offered(d.id(), d, bundle);
+        Offered replaced;
         synchronized (this) {
+            replaced = sameBundle(d, bundle);
+            if (replaced != null) plugins.remove(replaced.id());
             String clash = clash(d);
             if (clash != null) {
+                if (replaced != null) plugins.put(replaced.id(), replaced);
                 notices.warn(LOG, "io scheduler '" + d.id() + "' of bundle " + name(bundle) + " refused: " + clash
                         + "; nothing changed");
                 context.ungetService(ref);
                 return null;
             }
             plugins.put(d.id(), offered);
+            if (replaced != null) queue.actor().tell(new QueueActor.UnregisterElevator(replaced.id()));
+            queue.actor().tell(new QueueActor.RegisterElevator(overlay.wrap(factory)));
         }
-        queue.actor().tell(new QueueActor.RegisterElevator(overlay.wrap(factory)));
-        notices.info(LOG, "io scheduler " + d.id() + " available (bundle " + name(bundle) + ")");
+        notices.info(LOG, "io scheduler " + d.id() + " available (bundle " + name(bundle) + ")"
+                + (replaced == null ? "" : ", in place of the one of bundle " + name(replaced.bundle())));
         String wanted = selected;
         if (wanted != null && answersTo(d, wanted)) {
             queue.setElevator(wanted).whenComplete((s, e) -> {
@@ -102,11 +113,20 @@ final class ElevatorTracker implements ServiceTrackerCustomizer<ElevatorFactory,
 
     @Override
     public void removedService(ServiceReference<ElevatorFactory> ref, Offered offered) {
+        boolean current;
         synchronized (this) {
-            plugins.remove(offered.id());
+            current = plugins.get(offered.id()) == offered; // by identity: a replacement may equal it field by field
+            if (current) {
+                plugins.remove(offered.id());
+                queue.actor().tell(new QueueActor.UnregisterElevator(offered.id()));
+            }
         }
-        queue.actor().tell(new QueueActor.UnregisterElevator(offered.id()));
         context.ungetService(ref);
+        if (!current) {
+            notices.info(LOG, "io scheduler " + offered.id() + " of bundle " + name(offered.bundle())
+                    + " went away, already replaced");
+            return;
+        }
         String wanted = selected;
         if (wanted != null && answersTo(offered.descriptor(), wanted))
             notices.warn(LOG, "io scheduler " + offered.id() + " went away (bundle " + name(offered.bundle())
@@ -135,6 +155,21 @@ final class ElevatorTracker implements ServiceTrackerCustomizer<ElevatorFactory,
         List<ElevatorDescriptor> out = new ArrayList<>(builtIn.values());
         for (Offered o : plugins.values()) out.add(o.descriptor());
         return out;
+    }
+
+    /**
+     * The accepted plugin answering to one of {@code d}'s names whose bundle has {@code bundle}'s symbolic name,
+     * or null. Caller holds {@code this}.
+     */
+    private Offered sameBundle(ElevatorDescriptor d, Bundle bundle) {
+        String symbolic = bundle == null ? null : bundle.getSymbolicName();
+        if (symbolic == null) return null;
+        for (Offered o : plugins.values()) {
+            if (o.bundle() == null || !symbolic.equals(o.bundle().getSymbolicName())) continue;
+            if (answersTo(o.descriptor(), d.id()) || d.aliases().stream().anyMatch(a -> answersTo(o.descriptor(), a)))
+                return o;
+        }
+        return null;
     }
 
     /** Why {@code d} cannot be accepted, or null. Caller holds {@code this}. */

@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -27,7 +28,11 @@ import java.util.jar.Attributes;
 import java.util.jar.JarOutputStream;
 import java.util.jar.Manifest;
 
+import org.blockyard.api.io.Elevator;
+import org.blockyard.api.io.ElevatorDescriptor;
+import org.blockyard.api.io.ElevatorFactory;
 import org.blockyard.api.io.IoRequest;
+import org.blockyard.api.io.QueueLimits;
 import org.blockyard.runtime.volume.Fsck;
 import org.blockyard.runtime.volume.Layout;
 import org.blockyard.runtime.volume.Volume;
@@ -35,6 +40,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceRegistration;
 
 /** A real Felix with the real bundles: install, select, update and uninstall a plugin while requests run. */
 class HostTest {
@@ -63,7 +70,10 @@ class HostTest {
 
     @Test
     void aPluginDroppedInTheDeployFolderCanBeSelectedUpdatedAndRemovedWhileRequestsRunAndNoneIsLost() throws Exception {
-        host = HostFixture.start(tmp, tmp.resolve("no-plugins"), null);
+        // Not about stalls: a collection inside one of the plugin's calls, with thousands of requests queued on
+        // two busy cores, must not retire it (as the engine's queue tests, ActorQueueHarness).
+        Path config = Files.writeString(tmp.resolve("patient.conf"), "blockyard.io.elevator-stall-limit = 30s\n");
+        host = HostFixture.start(tmp, tmp.resolve("no-plugins"), config);
         Path deploy = tmp.resolve("deploy");
         assertEquals("noop [deadline]", listing());
 
@@ -124,6 +134,57 @@ class HostTest {
         assertEquals(submitted.get(), completed.get(), "every submitted request completed exactly once");
         String stats = shell(host, "blockyard:stats");
         assertTrue(stats.contains("completed"), stats);
+    }
+
+    /**
+     * While FileInstall updates a plugin and the framework refreshes it, on two threads, the plugin's next
+     * service may arrive before the old one leaves. The newer replaces the older, and the older's departure
+     * must not take the elevator away (before, the newer was refused as a clash and the elevator was gone).
+     */
+    @Test
+    void aNewerServiceOfTheSamePluginReplacesTheOlderAndTheOldersDepartureChangesNothing() throws Exception {
+        host = HostFixture.start(tmp, tmp.resolve("no-plugins"), null);
+        drop(fifoJar(), tmp.resolve("deploy"), "fifo.jar");
+        await("fifo in the listing", WAIT, () -> listing().contains("fifo"));
+        BundleContext framework = host.framework().getBundleContext();
+        ElevatorFactory fifo = framework.getService(framework.getServiceReference(ElevatorFactory.class));
+        BundleContext plugin = fifoBundle().getBundleContext(); // the same bundle offers both, as its revisions do
+        ServiceRegistration<ElevatorFactory> older = plugin.registerService(ElevatorFactory.class, renamed(fifo), null);
+        await("the older in the listing", WAIT, () -> listing().contains("fifo-next"));
+        assertEquals("noop deadline fifo [fifo-next]",
+                shell(host, "blockyard:scheduler fifo-next").lines().findFirst().orElseThrow());
+
+        // The tracker's callbacks run inside these calls; the queue hears of them by message, in order.
+        ServiceRegistration<ElevatorFactory> newer = plugin.registerService(ElevatorFactory.class, renamed(fifo), null);
+        older.unregister();
+        await("fifo-next selected again", WAIT, () -> listing().equals("noop deadline fifo [fifo-next]"));
+        for (int i = 0; i < 10; i++) { // and it stays so: a late unregister would land within this
+            Thread.sleep(50);
+            assertEquals("noop deadline fifo [fifo-next]", listing(), () -> String.join("\n", host.noticeLines()));
+        }
+        assertTrue(host.noticeLines().stream().anyMatch(l -> l.contains("fifo-next available")
+                && l.contains("in place of")), () -> String.join("\n", host.noticeLines()));
+        assertTrue(host.noticeLines().stream().anyMatch(l -> l.contains("fifo-next")
+                && l.contains("already replaced")), () -> String.join("\n", host.noticeLines()));
+        newer.unregister();
+        await("fifo-next gone, the default active", WAIT, () -> listing().equals("noop [deadline] fifo"));
+    }
+
+    /** {@code real} under the id {@code fifo-next}. */
+    private static ElevatorFactory renamed(ElevatorFactory real) {
+        ElevatorDescriptor d = real.descriptor();
+        ElevatorDescriptor next = new ElevatorDescriptor("fifo-next", List.of(), d.description(), d.tunables());
+        return new ElevatorFactory() {
+            @Override
+            public ElevatorDescriptor descriptor() {
+                return next;
+            }
+
+            @Override
+            public Elevator create(QueueLimits limits, Map<String, Long> tunables) {
+                return real.create(limits, tunables);
+            }
+        };
     }
 
     @Test
