@@ -224,9 +224,9 @@ class ElevatorFaultTest {
      */
     @Test
     void aBuiltInElevatorThatStallsIsKept() {
+        long sleepMillis = 4 * STALL_LIMIT_NANOS / MS;
         ElevatorRegistry registry = new ElevatorRegistry(List.of(NoopElevator.FACTORY,
-                FaultyElevators.factory("slow", () -> FaultyElevators.stallsInDispatch(40, 4 * STALL_LIMIT_NANOS / MS))),
-                "slow");
+                FaultyElevators.factory("slow", () -> FaultyElevators.stallsInDispatch(40, sleepMillis))), "slow");
         Tally tally = new Tally();
         Simulation sim = new Simulation(setup(registry, "slow", tally), new ConstantLatencyDevice(1 << 24, MS));
         for (int i = 0; i < LOAD; i++) submitAt(sim, tally, i * 50_000L, i);
