@@ -23,7 +23,6 @@ import org.apache.felix.gogo.runtime.activator.Activator;
 import org.apache.felix.service.command.CommandProcessor;
 import org.apache.felix.service.command.CommandSession;
 import org.blockyard.api.alloc.AllocationPolicyFactory;
-import org.blockyard.api.alloc.PolicyDescriptor;
 import org.blockyard.api.io.ElevatorFactory;
 import org.blockyard.runtime.alloc.AllocatorSettings;
 import org.blockyard.runtime.config.BlockyardConfig;
@@ -92,7 +91,7 @@ public final class Host implements AutoCloseable {
     private final Map<String, Map<String, Long>> configuredTunables;
     private final ElevatorTracker elevators;
     private final ServiceTracker<ElevatorFactory, ElevatorTracker.Offered> elevatorTracker;
-    private final ServiceTracker<AllocationPolicyFactory, PolicyDescriptor> policyTracker;
+    private final ServiceTracker<AllocationPolicyFactory, PolicyTracker.Offered> policyTracker;
     private final DeployWatch deployWatch;
     private final Path deploy;
     private final CountDownLatch shutdownRequested = new CountDownLatch(1);

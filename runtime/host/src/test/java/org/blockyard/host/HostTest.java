@@ -28,6 +28,7 @@ import java.util.jar.Attributes;
 import java.util.jar.JarOutputStream;
 import java.util.jar.Manifest;
 
+import org.blockyard.api.alloc.AllocationPolicyFactory;
 import org.blockyard.api.io.Elevator;
 import org.blockyard.api.io.ElevatorDescriptor;
 import org.blockyard.api.io.ElevatorFactory;
@@ -297,10 +298,27 @@ class HostTest {
                 .anyMatch(l -> l.contains("org.blockyard.plugin.twinpolicy") && l.contains("refused")));
         assertEquals("reservation [no-reservation]", shell(host, "blockyard:policy").trim());
 
+        BundleContext framework = host.framework().getBundleContext();
+        var policyRef = framework.getServiceReference(AllocationPolicyFactory.class);
+        AllocationPolicyFactory real = framework.getService(policyRef);
+
         // The active plugin goes away: the default takes over; a name not installed falls back and says so.
         Files.delete(deploy.resolve("noreservation.jar"));
         await("the fallback", WAIT, () -> policyListing().startsWith("[reservation]"));
         assertTrue(shell(host, "blockyard:policy gone").contains("running the default, reservation"));
+
+        // Two services of one bundle (here the system bundle's, offering the plugin's factory): the newer takes
+        // the id even before the older leaves, and the older's departure changes nothing.
+        var older = framework.registerService(AllocationPolicyFactory.class, real, null);
+        assertTrue(shell(host, "blockyard:policy no-reservation").startsWith("reservation [no-reservation]"));
+        var newer = framework.registerService(AllocationPolicyFactory.class, real, null);
+        older.unregister();
+        for (int i = 0; i < 5; i++) {
+            assertEquals("reservation [no-reservation]", policyListing(), () -> String.join("\n", host.noticeLines()));
+            Thread.sleep(20);
+        }
+        newer.unregister();
+        await("no-reservation gone", WAIT, () -> policyListing().equals("[reservation]"));
     }
 
     private String policyListing() {
