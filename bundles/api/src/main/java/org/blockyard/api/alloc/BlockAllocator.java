@@ -15,7 +15,7 @@ import org.osgi.annotation.versioning.ProviderType;
  * <p>Two ways in:
  * <ul>
  * <li><b>Files</b>, as a file system uses ext3: {@link #open}, {@link #getBlocks} (map or allocate a
- * contiguous run), {@link #truncate}, {@link #close}. Each file keeps a goal and a reservation window;
+ * contiguous run), {@link #truncate}, {@link #close}, {@link #delete}. Each file keeps a goal and a reservation window;
  * calls on one file are served in order, calls on different files run concurrently.</li>
  * <li><b>Extents</b>, as a storage engine uses Ceph BlueStore's allocator: {@link #allocate},
  * {@link #release}, {@link #freeExtents}, {@link #freeBlocks}, {@link #fragmentationScore}.</li>
@@ -143,6 +143,13 @@ public interface BlockAllocator {
 
     /** Drops one writer; the last writer's close discards the file's reservation window. */
     CompletionStage<Void> close(String file);
+
+    /**
+     * Deletes a closed file (unlink): frees every block it maps and forgets it, so its name opens a new, empty
+     * file. A file with a writer is refused with {@link AllocationException.InvalidRequest}, a name that is no
+     * file with {@link AllocationException.UnknownFile}; either changes nothing.
+     */
+    CompletionStage<Void> delete(String file);
 
     /** The file's mapped extents in logical order, as {@code filefrag} would list them. */
     CompletionStage<List<Extent>> fileExtents(String file);

@@ -182,6 +182,7 @@ public final class CrashBenchCommand implements Callable<Integer> {
                 }
             }
             case "TRUNC" -> m.blocks.tailMap(Long.parseLong(f[3]), true).clear();
+            case "DEL" -> m.blocks.clear();
             case "EXT" -> {
                 for (int i = 3; i + 1 < f.length; i += 2) {
                     long s = Long.parseLong(f[i]), n = Long.parseLong(f[i + 1]);
@@ -214,7 +215,8 @@ public final class CrashBenchCommand implements Callable<Integer> {
         String[] fl = m.inFlight;
         long lost = 0, undone = 0;
         for (Map.Entry<Long, Long> b : m.blocks.entrySet()) {
-            boolean mayBeGone = fl != null && (fl[2].equals("TRUNC") && b.getKey() >= Long.parseLong(fl[3])
+            boolean mayBeGone = fl != null && (fl[2].equals("DEL")
+                    || fl[2].equals("TRUNC") && b.getKey() >= Long.parseLong(fl[3])
                     || fl[2].equals("REL") && b.getKey() >= Long.parseLong(fl[3]) && b.getKey() < Long.parseLong(fl[3]) + Long.parseLong(fl[4]));
             if (!mayBeGone && !b.getValue().equals(got.get(b.getKey()))) lost++;
         }

@@ -17,8 +17,8 @@ import org.blockyard.runtime.volume.VolumeAllocator;
  * Before each call it prints {@code GO <key> ...}, after the acknowledgement {@code ACK <key> ...}:
  * {@code MAP file logical physical blocks}, {@code MAPS file} and then {@code logical physical blocks} for each
  * run of a batch (getBlocks(file, List), or a small file written whole with writeFile: one line), {@code TRUNC
- * file from}, {@code EXT owner start blocks} (one line per extent), {@code REL owner start blocks}. Arguments:
- * IMAGE PREFIX WRITERS SEED.
+ * file from}, {@code DEL file} (a small file deleted), {@code EXT owner start blocks} (one line per extent),
+ * {@code REL owner start blocks}. Arguments: IMAGE PREFIX WRITERS SEED.
  */
 public final class CrashLoad {
     private CrashLoad() {}
@@ -73,6 +73,14 @@ public final class CrashLoad {
                     say("GO " + owner + " REL " + e.start() + " " + e.blocks());
                     a.release(owner, List.of(e)).toCompletableFuture().join();
                     say("ACK " + owner + " REL " + e.start() + " " + e.blocks());
+                } else if (pick == 9 && smallNext[small] > 0 && rnd.nextInt(4) == 0) {
+                    // A small file deleted; the next writeFile of its name makes a new one.
+                    String name = file + "w" + small;
+                    say("GO " + name + " DEL");
+                    a.delete(name).toCompletableFuture().join();
+                    smallNext[small] = 0;
+                    say("ACK " + name + " DEL");
+                    small = (small + 1) % SMALL_FILES;
                 } else if (pick == 9) {
                     // One of a few small files, opened, appended to and closed in one call (writeFile).
                     String name = file + "w" + small;

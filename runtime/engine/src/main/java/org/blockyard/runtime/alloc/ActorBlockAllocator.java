@@ -375,6 +375,12 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     }
 
     @Override
+    public CompletionStage<Void> delete(String file) {
+        if (file == null) return failed(new AllocationException.InvalidRequest("a file needs a non-empty name"));
+        return this.<FileShard.Command, Void>ask(shardOf(file), r -> new FileShard.Delete(file, r));
+    }
+
+    @Override
     public CompletionStage<Long> truncate(String file, long fromLogicalBlock) {
         return askFile(file, r -> new FileActor.Truncate(fromLogicalBlock, r));
     }

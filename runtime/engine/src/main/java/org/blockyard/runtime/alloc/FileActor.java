@@ -52,6 +52,9 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
 
     public record Truncate(long fromLogicalBlock, ActorRef<Reply<Long>> replyTo) implements Command {}
 
+    /** Frees every block of a closed file, which is being deleted (from its shard, never to a file's own actor). */
+    record Purge(ActorRef<Reply<Long>> replyTo) implements Command {}
+
     /** Converts the unwritten runs in a range to written; answers how many blocks changed state. */
     public record MarkWritten(long logicalBlock, long blocks, ActorRef<Reply<Long>> replyTo) implements Command {}
 

@@ -3,7 +3,7 @@ package org.blockyard.runtime.alloc;
 /**
  * Makes the {@link FileState} of a file the allocator has not seen yet in this run. In memory every file
  * starts empty; a durable volume answers the file's stored extent map and id, and a listener that journals
- * its changes. Called by the allocator's root actor, one file at a time.
+ * its changes. Called by the file's shard.
  */
 @FunctionalInterface
 public interface FileCatalog {
@@ -14,4 +14,12 @@ public interface FileCatalog {
      *           ids must stay unique)
      */
     FileState create(long id, String name, int homeGroup, int initialWindowBlocks);
+
+    /** Whether a file {@code name} exists that the allocator has not seen in this run (a stored one). */
+    default boolean stored(String name) {
+        return false;
+    }
+
+    /** {@code file}, closed and holding no blocks, is deleted: its name is free for a new file. */
+    default void deleted(FileState file) {}
 }

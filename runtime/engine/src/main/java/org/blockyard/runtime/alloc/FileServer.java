@@ -327,6 +327,7 @@ final class FileServer implements FileAllocation.Groups {
         else if (m instanceof FileActor.GetBlocksBatch b) b.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.WriteWhole w) w.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.Truncate t) t.replyTo().tell(Reply.fail(e));
+        else if (m instanceof FileActor.Purge p) p.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.MarkWritten w) w.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.DiscardUnwritten d) d.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.Close c) c.replyTo().tell(Reply.fail(e));
@@ -420,6 +421,7 @@ final class FileServer implements FileAllocation.Groups {
         else if (m instanceof FileActor.Open o) onOpen(o);
         else if (m instanceof FileActor.Close c) onClose(c);
         else if (m instanceof FileActor.Truncate t) onTruncate(t);
+        else if (m instanceof FileActor.Purge p) onPurge(p);
         else if (m instanceof FileActor.DiscardUnwritten d) onDiscardUnwritten(d);
         else if (m instanceof FileActor.Extents x) onExtents(x);
         else if (m instanceof FileActor.Held h) onHeld(h);
@@ -590,6 +592,12 @@ final class FileServer implements FileAllocation.Groups {
             discardWindow();
             file.truncate(m.fromLogicalBlock());
         }, m.replyTo());
+    }
+
+    /** A truncate to 0 of a closed file (it holds no window or preallocation), for its deletion. */
+    private void onPurge(FileActor.Purge m) {
+        volume.countMessage();
+        release(file.extentsFrom(0), () -> file.truncate(0), m.replyTo());
     }
 
     private void onDiscardUnwritten(FileActor.DiscardUnwritten m) {

@@ -55,6 +55,16 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
     /** The handle of an open file; UnknownFile when it was never opened or is closed. */
     public record Lookup(String file, ActorRef<Reply<FileHandle>> replyTo) implements Command {}
 
+    /**
+     * Deletes a closed file ({@link org.blockyard.api.alloc.BlockAllocator#delete}): its blocks are freed as a
+     * truncate to 0 frees them, then the shard forgets it and tells the file catalog.
+     */
+    public record Delete(String file, ActorRef<Reply<Void>> replyTo) implements Command {}
+
+    /** A delete's truncate answered ({@code truncated}), or did not within its time ({@code error}). */
+    private record Deleting(FileServer server, Delete request, Reply<?> truncated, Throwable error)
+            implements Command {}
+
     /** A request for one hosted file, as {@link FileHandle#tell} sends it. */
     record ToFile(FileServer server, FileActor.Command command) implements Command {}
 
@@ -81,6 +91,9 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
      * answers the files' own actors alive now, which the caller shuts down in turn.
      */
     public record Shutdown(ActorRef<List<ActorRef<FileActor.Command>>> replyTo) implements Command {}
+
+    /** How long a delete waits for its file's blocks to be freed (the groups answer in microseconds). */
+    private static final java.time.Duration DELETE_TIMEOUT = java.time.Duration.ofSeconds(60);
 
     private final AllocatorSettings settings;
     private final VolumeState volume;
@@ -181,6 +194,8 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         else if (m instanceof GroupActor.Freed f) onFreed(f);
         else if (m instanceof FileExtents x) onFileExtents(x);
         else if (m instanceof Lookup l) onLookup(l);
+        else if (m instanceof Delete d) onDelete(d);
+        else if (m instanceof Deleting d) onDeleting(d);
         else if (m instanceof Dropped d) onDropped(d);
         else if (m instanceof DropPrealloc d) onDropPrealloc(d);
         else if (m instanceof UsePolicy u) onUsePolicy(u);
@@ -196,6 +211,8 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         else if (m instanceof WriteFile w) w.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileExtents x) x.replyTo().tell(Reply.fail(e));
         else if (m instanceof Lookup l) l.replyTo().tell(Reply.fail(e));
+        else if (m instanceof Delete d) d.replyTo().tell(Reply.fail(e));
+        else if (m instanceof Deleting d) d.request().replyTo().tell(Reply.fail(e));
         else if (m instanceof DropPrealloc d) d.replyTo().tell(new PreallocationDrop.Returned(getContext().getSelf(), List.of()));
         else if (m instanceof Shutdown s) s.replyTo().tell(List.of());
         else if (m instanceof Passivate p) p.actor().tell(FileActor.Stop.INSTANCE);
@@ -215,25 +232,12 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         }
         FileServer s = byName.get(name);
         if (s == null) {
-            int home;
             try {
-                home = policy.homeGroup(name, volume);
-            } catch (RuntimeException bug) {
-                getContext().getLog().error("policy {} failed to choose a home group for {}; using group 0",
-                        policy.id(), name, bug);
-                home = 0;
-            }
-            if (home < 0 || home >= groups.size()) home = 0;
-            long id = (nextLocalId++) * shards + index;
-            FileState created;
-            try {
-                created = settings.files().create(id, name, home, policy.initialWindowBlocks());
+                s = serverFor(name);
             } catch (AllocationException refused) { // a durable volume's file table is full
                 failTo.tell(Reply.fail(refused));
                 return;
             }
-            s = new FileServer(created, policy, volume, settings.preallocMinWindowBlocks(), driver);
-            byName.put(name, s);
         } else if (s.ownActor == null && provenStream(s)) {
             s.ownActor = getContext().spawnAnonymous(FileActor.create(s, getContext().getSelf(), allocator, groups));
             getContext().watchWith(s.ownActor, new OwnActorStopped(s, s.ownActor));
@@ -245,6 +249,73 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
             // A closed file missed the policy switches (only open files are told): it catches up now.
             if (s.file.writers == 0 && s.policy() != policy) s.receive(new FileActor.UsePolicy(policy));
             s.receive(first);
+        }
+    }
+
+    /** A server for {@code name}, new here: the catalog makes its state (empty, or as stored on a volume). */
+    private FileServer serverFor(String name) {
+        int home;
+        try {
+            home = policy.homeGroup(name, volume);
+        } catch (RuntimeException bug) {
+            getContext().getLog().error("policy {} failed to choose a home group for {}; using group 0",
+                    policy.id(), name, bug);
+            home = 0;
+        }
+        if (home < 0 || home >= groups.size()) home = 0;
+        long id = (nextLocalId++) * shards + index;
+        FileState created = settings.files().create(id, name, home, policy.initialWindowBlocks());
+        FileServer s = new FileServer(created, policy, volume, settings.preallocMinWindowBlocks(), driver);
+        byName.put(name, s);
+        return s;
+    }
+
+    private void onDelete(Delete m) {
+        String name = m.file();
+        FileServer s = byName.get(name);
+        if (s == null && (name == null || name.isBlank() || !settings.files().stored(name))) {
+            m.replyTo().tell(Reply.fail(new AllocationException.UnknownFile("file " + name
+                    + " does not exist; nothing deleted")));
+            return;
+        }
+        if (s == null) s = serverFor(name); // stored on the volume, not opened in this run
+        AllocationException refused = s.ownActor != null || s.file.writers > 0
+                ? new AllocationException.InvalidRequest("file " + name + " is open (" + Math.max(1, s.file.writers)
+                        + " writers): close it first; nothing deleted")
+                : !s.idle() ? new AllocationException.InvalidRequest("file " + name
+                        + " has calls in progress; nothing deleted") : null;
+        if (refused != null) {
+            m.replyTo().tell(Reply.fail(refused));
+            return;
+        }
+        FileServer server = s;
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        akka.japi.function.Function<ActorRef<Reply>, Command> truncate =
+                r -> new ToFile(server, new FileActor.Purge((ActorRef) r));
+        getContext().ask(Reply.class, getContext().getSelf(), DELETE_TIMEOUT, truncate,
+                (r, e) -> new Deleting(server, m, r, e));
+    }
+
+    /** The blocks are free: the shard forgets the file, unless it was opened again meanwhile. */
+    private void onDeleting(Deleting d) {
+        FileServer s = d.server();
+        String name = s.file.name;
+        ActorRef<Reply<Void>> replyTo = d.request().replyTo();
+        if (d.error() != null) {
+            replyTo.tell(Reply.fail(new AllocationException.Failed("deleting file " + name
+                    + ": freeing its blocks was not answered: " + d.error().getMessage())));
+        } else if (!d.truncated().isOk()) {
+            replyTo.tell(Reply.fail(d.truncated().error()));
+        } else if (byName.get(name) != s || s.ownActor != null || s.file.writers > 0 || !s.idle()
+                || s.file.mappedBlocks() > 0) {
+            replyTo.tell(Reply.fail(new AllocationException.InvalidRequest("file " + name
+                    + " was opened while it was being deleted: its blocks are freed, the file stays")));
+        } else {
+            byName.remove(name);
+            unlinkOpen(s);
+            waitingForDrop.remove(s);
+            settings.files().deleted(s.file);
+            replyTo.tell(Reply.ok(null));
         }
     }
 

@@ -341,6 +341,27 @@ public final class GlobalLockAllocator implements BlockAllocator {
     }
 
     @Override
+    public CompletionStage<Void> delete(String file) {
+        return done(() -> {
+            lock.lock();
+            try {
+                FileState f = files.get(file);
+                if (f == null)
+                    throw new AllocationException.UnknownFile("file " + file + " does not exist; nothing deleted");
+                if (f.writers > 0)
+                    throw new AllocationException.InvalidRequest("file " + file + " is open (" + f.writers
+                            + " writers): close it first; nothing deleted");
+                freeAllOrNone(f.extentsFrom(0)); // closed: no window, no preallocation
+                f.truncate(0);
+                files.remove(file);
+                return null;
+            } finally {
+                lock.unlock();
+            }
+        });
+    }
+
+    @Override
     public CompletionStage<List<Extent>> fileExtents(String file) {
         return done(() -> {
             lock.lock();

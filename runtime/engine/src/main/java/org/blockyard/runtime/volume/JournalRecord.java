@@ -31,6 +31,13 @@ sealed interface JournalRecord {
         }
     }
 
+    /** A file deleted: closed, its blocks freed by the records before this one. */
+    record Delete(long id) implements JournalRecord {
+        public void applyTo(Metadata m) {
+            m.deleted(id);
+        }
+    }
+
     record Owner(long id, List<Extent> extents, boolean add) implements JournalRecord {
         public void applyTo(Metadata m) {
             m.ownerChanged(id, extents, add);

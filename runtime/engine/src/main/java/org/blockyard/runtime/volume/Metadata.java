@@ -526,6 +526,26 @@ public final class Metadata {
         dirtyEntries.add(e);
     }
 
+    /**
+     * A deleted entry: its name is free, and its file-table blocks with it (written as zeros with this commit,
+     * unless a new entry takes them in it). Its map is empty: the records that freed its blocks came first.
+     */
+    public void deleted(long id) {
+        Entry e = entries.remove(id);
+        if (e == null) throw new IllegalStateException("journal record deletes unknown entry id " + id);
+        if (e.map.size() > 0)
+            throw new IllegalStateException("journal record deletes entry " + e.name + " with " + e.map.size()
+                    + " runs");
+        byName.remove(key(e.kind, e.name));
+        dirtyEntries.remove(e);
+        for (int s : e.slots) {
+            slotOwner[s] = 0;
+            freeSlotHint = Math.min(freeSlotHint, s);
+            dirty(layout.fileTableStart() + s);
+        }
+        e.slots = new int[0];
+    }
+
     public void fileChanged(long id, FileState.Change change, long logical, long physical, long blocks) {
         Entry e = entries.get(id);
         if (e == null) throw new IllegalStateException("journal record for unknown file id " + id);

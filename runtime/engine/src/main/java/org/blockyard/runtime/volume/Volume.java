@@ -578,6 +578,25 @@ public final class Volume implements AutoCloseable {
         }
 
         @Override
+        public boolean stored(String name) {
+            return existing(Metadata.KIND_FILE, name) != null;
+        }
+
+        /** Forgets the file and journals its deletion; its table slots count no more. */
+        @Override
+        public void deleted(FileState file) {
+            ExtentMap m = mirrors.get(file.id);
+            synchronized (slotLock) {
+                slotsNeeded -= m.slotsCounted;
+            }
+            ids.remove(key(Metadata.KIND_FILE, file.name), file.id);
+            mirrors.remove(file.id);
+            kinds.remove(file.id);
+            lastRecord.remove(file.id);
+            journal.append(new JournalRecord.Delete(file.id));
+        }
+
+        @Override
         public FileState create(long suggestedId, String name, int homeGroup, int initialWindowBlocks) {
             long id = idOf(Metadata.KIND_FILE, name);
             FileState fs = new FileState(id, name, homeGroup, initialWindowBlocks);

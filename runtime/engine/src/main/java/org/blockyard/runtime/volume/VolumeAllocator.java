@@ -138,12 +138,24 @@ public final class VolumeAllocator implements BlockAllocator {
         return durable(file, actors.close(file));
     }
 
+    /**
+     * Deletes a closed file, stored or opened in this run; complete once the deletion (its blocks freed, its
+     * table entry gone) is durable.
+     */
+    @Override
+    public CompletionStage<Void> delete(String file) {
+        return actors.delete(file).thenCompose(v -> journal.sync().handle((x, e) -> {
+            if (e != null) throw new AllocationException.Failed(e.getMessage());
+            return v;
+        }));
+    }
+
     /** A file's extents; for a stored file not opened in this run, from the file table. */
     @Override
     public CompletionStage<List<Extent>> fileExtents(String file) {
         Long id = catalog.existing(Metadata.KIND_FILE, file);
-        if (id == null) return actors.fileExtents(file);
-        ExtentMap m = catalog.mirror(id);
+        ExtentMap m = id == null ? null : catalog.mirror(id);
+        if (m == null) return actors.fileExtents(file); // not stored, or deleted meanwhile
         List<Extent> out = new ArrayList<>();
         synchronized (m) {
             for (ExtentMap.Run r : m.runs()) out.add(new Extent(r.physical(), r.blocks()));

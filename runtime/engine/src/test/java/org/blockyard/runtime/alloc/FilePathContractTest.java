@@ -53,6 +53,8 @@ class FilePathContractTest {
 
         void closeFile(String file);
 
+        void delete(String file);
+
         @Override
         void close();
     }
@@ -90,6 +92,7 @@ class FilePathContractTest {
         public List<BlockRun> writeFile(String f, List<MapRequest> r) { return call(a.writeFile(f, r)); }
         public List<Extent> allocate(long blocks) { return call(a.allocate(blocks, 1, blocks, 0)); }
         public void closeFile(String f) { call(a.close(f)); }
+        public void delete(String f) { call(a.delete(f)); }
 
         public List<BlockRun> pipelined(String f, List<MapRequest> requests) {
             List<java.util.concurrent.CompletionStage<BlockRun>> sent = new ArrayList<>();
@@ -117,6 +120,45 @@ class FilePathContractTest {
         RuntimeException e = assertThrows(RuntimeException.class, call::run);
         Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
         return assertInstanceOf(type, cause);
+    }
+
+    /**
+     * A closed file is deleted: every block it mapped is free again and its name opens a new, empty file. An
+     * open file, a name that is no file and a file deleted already are refused and change nothing.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("implementations")
+    void aClosedFileIsDeletedItsBlocksFreeAndItsNameNew(String name, Function<Geometry, Files> impl) {
+        try (Files f = impl.apply(Geometry.of(4096, 8 * 32768L, 32768))) {
+            long before = f.freeBlocks();
+            f.open("/gone");
+            f.open("/kept");
+            for (long l = 0; l < 4000; l += 100) {
+                f.getBlocks("/gone", l, 100, true);
+                f.getBlocks("/kept", l, 100, true);
+            }
+            List<Extent> kept = f.extents("/kept");
+            refused(AllocationException.InvalidRequest.class, () -> f.delete("/gone")); // open: nothing changes
+            assertEquals(4000, f.extents("/gone").stream().mapToLong(Extent::blocks).sum());
+            f.closeFile("/gone");
+            f.closeFile("/kept");
+            long withBoth = f.freeBlocks();
+            f.delete("/gone");
+            assertEquals(withBoth + 4000, f.freeBlocks(), "every block of the deleted file is free");
+            assertEquals(kept, f.extents("/kept"), "the other file is untouched");
+            refused(AllocationException.UnknownFile.class, () -> f.extents("/gone"));
+            refused(AllocationException.UnknownFile.class, () -> f.delete("/gone"));
+            refused(AllocationException.UnknownFile.class, () -> f.delete("/never"));
+
+            f.open("/gone"); // a new file under the old name
+            assertEquals(List.of(), f.extents("/gone"));
+            assertEquals(0, f.getBlocks("/gone", 0, 8, false).blocks(), "nothing of the old file is mapped");
+            f.getBlocks("/gone", 0, 8, true);
+            f.closeFile("/gone");
+            f.delete("/gone");
+            f.delete("/kept");
+            assertEquals(before, f.freeBlocks());
+        }
     }
 
     @ParameterizedTest(name = "{0}")
