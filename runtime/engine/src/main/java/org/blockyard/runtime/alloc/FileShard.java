@@ -61,7 +61,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
      */
     public record Delete(String file, ActorRef<Reply<Void>> replyTo) implements Command {}
 
-    /** A delete's truncate answered ({@code truncated}), or did not within its time ({@code error}). */
+    /** A delete's purge of the file's blocks answered ({@code truncated}), or did not in time ({@code error}). */
     private record Deleting(FileServer server, Delete request, Reply<?> truncated, Throwable error)
             implements Command {}
 
@@ -105,6 +105,8 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
     private AllocationPolicy policy;
     private final Map<String, FileServer> byName = new HashMap<>();
     private final List<FileServer> waitingForDrop = new ArrayList<>();
+    /** Deletes of files whose own actor had their last close and has not handed them back yet. */
+    private final Map<FileServer, List<Delete>> deletesAtHandBack = new HashMap<>();
     /** Files with at least one writer, the ones that hold windows and preallocations, as a list through them. */
     private FileServer openHead;
     private final ActorRef<Long> droppedAdapter;
@@ -279,6 +281,12 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
             return;
         }
         if (s == null) s = serverFor(name); // stored on the volume, not opened in this run
+        if (s.ownActor != null && s.file.writers == 0) {
+            // Its actor answered the last close and hands the file back next (the writers' count is current:
+            // the close's answer reached the caller before this delete came): done once it is back.
+            deletesAtHandBack.computeIfAbsent(s, k -> new ArrayList<>()).add(m);
+            return;
+        }
         AllocationException refused = s.ownActor != null || s.file.writers > 0
                 ? new AllocationException.InvalidRequest("file " + name + " is open (" + Math.max(1, s.file.writers)
                         + " writers): close it first; nothing deleted")
@@ -290,9 +298,9 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         }
         FileServer server = s;
         @SuppressWarnings({"unchecked", "rawtypes"})
-        akka.japi.function.Function<ActorRef<Reply>, Command> truncate =
+        akka.japi.function.Function<ActorRef<Reply>, Command> purge =
                 r -> new ToFile(server, new FileActor.Purge((ActorRef) r));
-        getContext().ask(Reply.class, getContext().getSelf(), DELETE_TIMEOUT, truncate,
+        getContext().ask(Reply.class, getContext().getSelf(), DELETE_TIMEOUT, purge,
                 (r, e) -> new Deleting(server, m, r, e));
     }
 
@@ -379,6 +387,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
             groups.get(volume.geometry().groupOf(pre.start())).tell(new GroupActor.Unclaim(pre));
         if (s.file.windowGroup >= 0) groups.get(s.file.windowGroup).tell(new GroupActor.DiscardWindow(s.file.id));
         s.file.windowDiscarded();
+        deletesAfterHandBack(s);
     }
 
     private void onPassivate(Passivate p) {
@@ -389,6 +398,12 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         p.actor().tell(FileActor.Stop.INSTANCE);
         s.resume(driver);
         for (FileActor.Command c : p.waiting()) s.receive(c);
+        deletesAfterHandBack(s);
+    }
+
+    private void deletesAfterHandBack(FileServer s) {
+        List<Delete> deletes = deletesAtHandBack.remove(s);
+        if (deletes != null) for (Delete d : deletes) onDelete(d);
     }
 
     private void onAllocated(GroupActor.Allocated a) {
@@ -470,6 +485,9 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
             else s.shutdown(c);
         }
         waitingForDrop.clear();
+        for (List<Delete> deletes : deletesAtHandBack.values())
+            for (Delete d : deletes) d.replyTo().tell(Reply.fail(c));
+        deletesAtHandBack.clear();
         m.replyTo().tell(own);
     }
 }

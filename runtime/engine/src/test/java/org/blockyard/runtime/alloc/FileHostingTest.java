@@ -60,6 +60,28 @@ class FileHostingTest {
         }
     }
 
+    /**
+     * A stream's actor answers its last close, then hands the file back: a delete sent the moment the close is
+     * answered may reach the shard before the hand-back. It waits for it and deletes the closed file.
+     */
+    @Test
+    void aStreamDeletedTheMomentItsLastCloseIsAnsweredIsDeleted() {
+        try (ActorBlockAllocator a = start(2, 16)) {
+            for (int round = 0; round < 40; round++) {
+                String f = "/s" + round;
+                await(a.open(f));
+                append(a, f, 0, 20);
+                await(a.close(f));
+                await(a.open(f)); // a proven stream: served by an actor of its own now
+                append(a, f, 20, 20);
+                await(a.close(f));
+                await(a.delete(f));
+                refused(AllocationException.UnknownFile.class, a.fileExtents(f));
+            }
+            assertEquals(G.dataBlocks(), await(a.freeBlocks()));
+        }
+    }
+
     /** A stream with an actor of its own, written whole: served there, then closed and handed back as by a close. */
     @Test
     void aStreamWrittenWholeIsServedByItsActorAndClosedAfter() {
