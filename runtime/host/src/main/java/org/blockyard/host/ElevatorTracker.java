@@ -162,10 +162,8 @@ final class ElevatorTracker implements ServiceTrackerCustomizer<ElevatorFactory,
      * or null. Caller holds {@code this}.
      */
     private Offered sameBundle(ElevatorDescriptor d, Bundle bundle) {
-        String symbolic = bundle == null ? null : bundle.getSymbolicName();
-        if (symbolic == null) return null;
         for (Offered o : plugins.values()) {
-            if (o.bundle() == null || !symbolic.equals(o.bundle().getSymbolicName())) continue;
+            if (!sameSymbolicName(o.bundle(), bundle)) continue;
             if (answersTo(o.descriptor(), d.id()) || d.aliases().stream().anyMatch(a -> answersTo(o.descriptor(), a)))
                 return o;
         }
@@ -190,6 +188,11 @@ final class ElevatorTracker implements ServiceTrackerCustomizer<ElevatorFactory,
     private static boolean answersTo(ElevatorDescriptor d, String name) {
         String n = name.trim().toLowerCase(Locale.ROOT);
         return d.id().equals(n) || d.aliases().contains(n);
+    }
+
+    /** Whether {@code a} and {@code b} are revisions of one bundle (the same symbolic name). */
+    static boolean sameSymbolicName(Bundle a, Bundle b) {
+        return a != null && b != null && a.getSymbolicName() != null && a.getSymbolicName().equals(b.getSymbolicName());
     }
 
     static String name(Bundle b) {

@@ -53,7 +53,7 @@ final class PolicyTracker implements ServiceTrackerCustomizer<AllocationPolicyFa
             offered = new Offered(d, factory, bundle);
             synchronized (this) {
                 Offered old = accepted.get(d.id());
-                if (old != null && sameName(old.bundle(), bundle)) {
+                if (old != null && ElevatorTracker.sameSymbolicName(old.bundle(), bundle)) {
                     replaced = old;
                     allocator.unregisterPolicy(d.id());
                 }
@@ -76,10 +76,6 @@ final class PolicyTracker implements ServiceTrackerCustomizer<AllocationPolicyFa
         notices.info(LOG, "allocation policy " + offered.descriptor().id() + " available (bundle "
                 + ElevatorTracker.name(bundle) + ")" + instead);
         return offered;
-    }
-
-    private static boolean sameName(Bundle a, Bundle b) {
-        return a != null && b != null && a.getSymbolicName() != null && a.getSymbolicName().equals(b.getSymbolicName());
     }
 
     @Override

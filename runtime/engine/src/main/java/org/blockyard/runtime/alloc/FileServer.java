@@ -400,7 +400,7 @@ final class FileServer implements FileAllocation.Groups {
                 else batch.replyTo().tell(Reply.fail(failed));
             }
             whole = null;
-                    if (releasing != null) {
+            if (releasing != null) {
                 if (!releasing.committing)
                     for (int g : releasing.byGroup.keySet()) driver.tellGroup(g, new GroupActor.AbortFree(releasing.tx));
                 releasing.replyTo.tell(Reply.fail(failed));
@@ -586,18 +586,22 @@ final class FileServer implements FileAllocation.Groups {
             m.replyTo().tell(Reply.fail(bad));
             return;
         }
-        // ext3_truncate drops the window, since the block map is about to change; done only once the
-        // groups agreed, so that a refused truncate changes nothing.
-        release(file.extentsFrom(m.fromLogicalBlock()), () -> {
-            discardWindow();
-            file.truncate(m.fromLogicalBlock());
-        }, m.replyTo());
+        truncate(m.fromLogicalBlock(), m.replyTo());
     }
 
-    /** A truncate to 0 of a closed file (it holds no window or preallocation), for its deletion. */
+    /** A truncate to 0 of a closed file, for its deletion (a truncate's check refuses a closed file). */
     private void onPurge(FileActor.Purge m) {
         volume.countMessage();
-        release(file.extentsFrom(0), () -> file.truncate(0), m.replyTo());
+        truncate(0, m.replyTo());
+    }
+
+    private void truncate(long fromLogicalBlock, ActorRef<Reply<Long>> replyTo) {
+        // ext3_truncate drops the window, since the block map is about to change; done only once the
+        // groups agreed, so that a refused truncate changes nothing.
+        release(file.extentsFrom(fromLogicalBlock), () -> {
+            discardWindow();
+            file.truncate(fromLogicalBlock);
+        }, replyTo);
     }
 
     private void onDiscardUnwritten(FileActor.DiscardUnwritten m) {

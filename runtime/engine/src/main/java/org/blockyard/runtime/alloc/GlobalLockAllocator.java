@@ -181,15 +181,20 @@ public final class GlobalLockAllocator implements BlockAllocator {
         try {
             AllocationException bad = FileAllocation.checkTruncate(f, fromLogical);
             if (bad != null) throw bad;
-            long blocks = freeAllOrNone(f.extentsFrom(fromLogical));
-            dropPrealloc(f);
-            if (f.windowGroup >= 0) groups[f.windowGroup].discardWindow(f.id);
-            f.windowDiscarded();
-            f.truncate(fromLogical);
-            return blocks;
+            return truncateChecked(f, fromLogical);
         } finally {
             lock.unlock();
         }
+    }
+
+    /** {@link #truncate(FileState, long)} past its check (a delete's truncate of a closed file); caller holds the lock. */
+    private long truncateChecked(FileState f, long fromLogical) {
+        long blocks = freeAllOrNone(f.extentsFrom(fromLogical));
+        dropPrealloc(f);
+        if (f.windowGroup >= 0) groups[f.windowGroup].discardWindow(f.id);
+        f.windowDiscarded();
+        f.truncate(fromLogical);
+        return blocks;
     }
 
     /** Converts the unwritten runs in the range to written; answers how many blocks changed state. */
@@ -351,8 +356,7 @@ public final class GlobalLockAllocator implements BlockAllocator {
                 if (f.writers > 0)
                     throw new AllocationException.InvalidRequest("file " + file + " is open (" + f.writers
                             + " writers): close it first; nothing deleted");
-                freeAllOrNone(f.extentsFrom(0)); // closed: no window, no preallocation
-                f.truncate(0);
+                truncateChecked(f, 0);
                 files.remove(file);
                 return null;
             } finally {

@@ -585,12 +585,11 @@ public final class Volume implements AutoCloseable {
         /** Forgets the file and journals its deletion; its table slots count no more. */
         @Override
         public void deleted(FileState file) {
-            ExtentMap m = mirrors.get(file.id);
+            ExtentMap m = mirrors.remove(file.id);
             synchronized (slotLock) {
                 slotsNeeded -= m.slotsCounted;
             }
             ids.remove(key(Metadata.KIND_FILE, file.name), file.id);
-            mirrors.remove(file.id);
             kinds.remove(file.id);
             lastRecord.remove(file.id);
             journal.append(new JournalRecord.Delete(file.id));

@@ -50,7 +50,12 @@ public final class VolumeAllocator implements BlockAllocator {
 
     /** {@code value} once record {@code record} (and every record before it) is durable. */
     private <T> CompletionStage<T> acknowledged(long record, T value) {
-        return journal.durableThrough(record).handle((x, e) -> {
+        return acknowledged(journal.durableThrough(record), value);
+    }
+
+    /** {@code value} once {@code durable} completes; {@code Failed} when the journal could not make it so. */
+    private static <T> CompletionStage<T> acknowledged(CompletableFuture<Void> durable, T value) {
+        return durable.handle((x, e) -> {
             if (e != null) throw new AllocationException.Failed(e.getMessage());
             return value;
         });
@@ -144,10 +149,7 @@ public final class VolumeAllocator implements BlockAllocator {
      */
     @Override
     public CompletionStage<Void> delete(String file) {
-        return actors.delete(file).thenCompose(v -> journal.sync().handle((x, e) -> {
-            if (e != null) throw new AllocationException.Failed(e.getMessage());
-            return v;
-        }));
+        return actors.delete(file).thenCompose(v -> acknowledged(journal.sync(), v));
     }
 
     /** A file's extents; for a stored file not opened in this run, from the file table. */
