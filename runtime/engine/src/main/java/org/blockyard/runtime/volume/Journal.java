@@ -711,7 +711,13 @@ public final class Journal {
 
     /** What a scan of the log found: the last image of each logged block, and where the log goes on. */
     record Replay(Map<Long, byte[]> blocks, int transactions, long position, long nextSeq, String stoppedBecause,
-                  long lastStart) {}
+                  long lastStart, List<LoggedTransaction> taken) {}
+
+    /**
+     * A committed transaction as a scan of the log found it: its sequence number, its log position, and the
+     * image blocks it takes (descriptors, logged images, commit block), in order. For tools and crash tests.
+     */
+    public record LoggedTransaction(long seq, long position, List<Long> imageBlocks) {}
 
     /**
      * Reads the log from its tail: each transaction whose descriptor has the next sequence number and whose
@@ -738,6 +744,7 @@ public final class Journal {
         long lastStart = -1;
         String why;
         long scanned = 0;
+        List<LoggedTransaction> taken = new ArrayList<>();
         while (true) {
             byte[] desc = reader.read(layoutBlock(layout, pos));
             ByteBuffer d = Layout.le(desc);
@@ -792,12 +799,15 @@ public final class Journal {
                 out.put(home, images.get(i));
             }
             count++;
+            List<Long> where = new ArrayList<>(k + n + 1);
+            for (int i = 0; i < k + n + 1; i++) where.add(layoutBlock(layout, pos + i));
+            taken.add(new LoggedTransaction(seq, pos, List.copyOf(where)));
             lastStart = pos;
             pos += k + n + 1;
             scanned += k + n + 1;
             seq++;
         }
-        return new Replay(out, count, pos, seq, why, lastStart);
+        return new Replay(out, count, pos, seq, why, lastStart, List.copyOf(taken));
     }
 
     static boolean isMetadataHome(Layout layout, long block) {

@@ -636,4 +636,25 @@ public final class Volume implements AutoCloseable {
             throw new UncheckedIOException("cannot read " + image + ": " + e.getMessage(), e);
         }
     }
+
+    /**
+     * The committed transactions the journal of {@code image} holds from its tail, in order, as recovery would
+     * find them (a read-only look, under the shared lock): for crash tests that damage one on purpose.
+     */
+    public static List<Journal.LoggedTransaction> journalTransactions(Path image) {
+        try (FileChannel ch = FileChannel.open(image, StandardOpenOption.READ)) {
+            lock(ch, image, true);
+            Superblock sb = readSuperblock(ch, image);
+            int bs = sb.layout().blockSize();
+            return Journal.scan(sb.layout(), sb.uuidBytes(), b -> {
+                try {
+                    return read(ch, b * bs, bs);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }).taken();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + image + ": " + e.getMessage(), e);
+        }
+    }
 }

@@ -7,7 +7,7 @@ package org.blockyard.runtime.volume;
 public abstract sealed class VolumeException extends RuntimeException
         permits VolumeException.NotAVolume, VolumeException.NewerFormat, VolumeException.Truncated,
         VolumeException.Corrupt, VolumeException.NoSuchFile, VolumeException.JournalFailed, VolumeException.InUse,
-        VolumeException.WouldOverwrite {
+        VolumeException.WouldOverwrite, VolumeException.JournalDamaged {
 
     protected VolumeException(String message, Throwable cause) {
         super(message, cause);
@@ -90,5 +90,32 @@ public abstract sealed class VolumeException extends RuntimeException
      */
     public static final class WouldOverwrite extends VolumeException {
         public WouldOverwrite(String message) { super(message, null); }
+    }
+
+    /**
+     * The journal holds committed transactions that recovery cannot replay: one that is not whole or not in
+     * sequence (a flipped byte, a block that is not metadata) with valid transactions after it. Recovery
+     * replays none of it and writes nothing: the volume stays as it was, to be looked at read-only
+     * ({@code Volume.inspect}, {@code fsck}) until {@code fsck --repair} decides. {@link #skipped()} names the
+     * transactions not replayed, {@link #skippedBlocks()} the metadata blocks they log.
+     */
+    public static final class JournalDamaged extends VolumeException {
+        private final java.util.List<Long> skipped;
+        private final long skippedBlocks;
+
+        public JournalDamaged(String message, java.util.List<Long> skipped, long skippedBlocks) {
+            super(message, null);
+            this.skipped = java.util.List.copyOf(skipped);
+            this.skippedBlocks = skippedBlocks;
+        }
+
+        /** Sequence numbers of the committed transactions recovery did not replay, in order. */
+        public java.util.List<Long> skipped() {
+            return skipped;
+        }
+
+        public long skippedBlocks() {
+            return skippedBlocks;
+        }
     }
 }
