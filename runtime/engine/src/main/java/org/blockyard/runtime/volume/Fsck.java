@@ -9,6 +9,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -94,11 +95,28 @@ public final class Fsck {
         }
     }
 
+    /**
+     * A repair of {@code image} whose writes go to {@code out} instead of the image, which is only read: the
+     * power-cut tests record them and replay every prefix.
+     */
+    static Result repairInto(Path image, Writes out) {
+        try (FileChannel ch = FileChannel.open(image, StandardOpenOption.READ)) {
+            return new Fsck(true).run(image, ch, out);
+        } catch (IOException e) {
+            throw new UncheckedIOException("fsck " + image + ": " + e.getMessage(), e);
+        }
+    }
+
     private void problem(int pass, Kind kind, String what, boolean fixable) {
         problems.add(new Problem(pass, kind, what, repair && fixable));
     }
 
     private Result run(Path image, FileChannel ch) throws IOException {
+        return run(image, ch, Writes.to(ch));
+    }
+
+    /** Checks the volume read through {@code ch}; a repair's writes go to {@code out}, after every read. */
+    Result run(Path image, FileChannel ch, Writes out) throws IOException {
         // ---- pass 1a: the superblock (pass 0 needs its geometry) ----
         Superblock sb;
         boolean restoreSuper = false;
@@ -136,16 +154,27 @@ public final class Fsck {
         };
 
         // ---- pass 0: the journal ----
-        Map<Long, byte[]> overlay = new HashMap<>();
+        // What replaying the journal writes home: the transactions taken in sequence from the tail and, past a
+        // damaged one, every whole committed one after it, in order (each logs whole images, so the newest wins).
+        Map<Long, byte[]> overlay = new LinkedHashMap<>();
         Journal.Replay replay = null;
         try {
-            replay = Journal.scan(layout, sb.uuidBytes(), disk);
+            replay = Journal.scan(layout, sb.uuidBytes(), disk, true);
             overlay.putAll(replay.blocks());
             if (replay.transactions() > 0)
                 notes.add("note: the journal holds " + replay.transactions() + " committed transactions ("
                         + replay.blocks().size() + " blocks); checked as replayed" + (repair ? " and written home" : ""));
+            Journal.Damage d = replay.damage();
+            if (d != null) {
+                for (Journal.Parsed t : d.later())
+                    for (int i = 0; i < t.homes().length; i++) overlay.put(t.homes()[i], t.images().get(i));
+                problem(0, Kind.JOURNAL, "journal: " + d.report() + "; " + (d.later().isEmpty() ? ""
+                        : "the " + d.later().size() + " whole ones after it are " + (repair ? "" : "to be ")
+                        + "replayed in order, and ") + "transaction " + d.stop() + " is " + (repair ? "" : "to be ")
+                        + "dropped: what only it changed is lost (the passes below find what that left)", true);
+            }
         } catch (VolumeException.Corrupt e) {
-            problem(0, Kind.JOURNAL, e.getMessage(), true);
+            problem(0, Kind.JOURNAL, e.getMessage() + "; the log cannot be placed and is emptied", true);
         }
 
         // ---- pass 1b: descriptors, bitmaps, file table ----
@@ -242,23 +271,99 @@ public final class Fsck {
 
         if (repair) {
             boolean left = problems.stream().anyMatch(p -> !p.repaired());
-            meta.dirtyAll();
-            for (long b : meta.takeCommit()) {
-                long slot = b - layout.fileTableStart();
-                if (tableBad[0] && slot >= 0 && slot < layout.fileTableBlocks()) continue; // leave unreadable slots alone
-                Volume.write(ch, meta.image(b), b * bs);
-            }
-            long seq = replay != null ? replay.nextSeq() : System.currentTimeMillis();
-            long pos = replay != null ? replay.position() : 0;
-            Volume.write(ch, Journal.superBlock(layout, sb.uuidBytes(), seq, pos), layout.journalStart() * bs);
-            for (int group = 1; group < g.groups(); group++)
-                if (Layout.hasBackup(group)) Volume.write(ch, sb.copyIn(group).encode(), layout.headerBlock(group) * bs);
-            ch.force(false);
-            Volume.write(ch, sb.withState(!left, sb.mounts()).copyIn(0).encode(), 0);
-            ch.force(false);
+            repairWrites(out, layout, sb, meta, disk, overlay, replay, tableBad[0], !left);
             if (restoreSuper) notes.add("note: the superblock was restored from its backup");
         }
         return new Result(image.toString(), List.copyOf(problems), List.copyOf(notes), files, owners, used, g.dataBlocks());
+    }
+
+    /** Where a repair's writes go: the image, or a recorder in power-cut tests. */
+    interface Writes {
+        void write(byte[] bytes, long offset) throws IOException;
+
+        /** A barrier: every write before it is durable when it returns. */
+        void force() throws IOException;
+
+        static Writes to(FileChannel ch) {
+            return new Writes() {
+                @Override
+                public void write(byte[] bytes, long offset) throws IOException {
+                    Volume.write(ch, bytes, offset);
+                }
+
+                @Override
+                public void force() throws IOException {
+                    ch.force(false);
+                }
+            };
+        }
+    }
+
+    /**
+     * Writes a repair so that a power cut at any point leaves a volume that opens as it did before the repair,
+     * or as repaired (the disk may lose or reorder whatever came after the last barrier):
+     * <ol>
+     *   <li>the journal's replayable state home, then a barrier: the log still holds it, and a replay of it is
+     *       idempotent;</li>
+     *   <li>the journal superblock with an empty log whose sequence lies past every number in it, a barrier;</li>
+     *   <li>fsck's own changes (the blocks whose repaired image differs from what is home) as one journal
+     *       transaction, a barrier: torn, it fails its checksum and changes nothing; whole, recovery replays it;</li>
+     *   <li>those blocks home, a barrier; the journal superblock past that transaction, a barrier;</li>
+     *   <li>the backup superblocks, a barrier, and last the primary (clean when nothing is left), a barrier.</li>
+     * </ol>
+     * A repair larger than the log is written home in place after step 2, and says so.
+     */
+    private void repairWrites(Writes out, Layout layout, Superblock sb, Metadata meta, Metadata.BlockReader disk,
+                              Map<Long, byte[]> overlay, Journal.Replay replay, boolean tableBad, boolean clean)
+            throws IOException {
+        int bs = layout.blockSize();
+        Geometry g = layout.geometry();
+        byte[] seed = sb.uuidBytes();
+        if (!overlay.isEmpty()) {
+            for (Map.Entry<Long, byte[]> e : overlay.entrySet()) out.write(e.getValue(), e.getKey() * bs);
+            out.force();
+        }
+        long seq = replay != null ? replay.nextSeq() : Journal.pastEverySeq(layout, disk);
+        out.write(Journal.superBlock(layout, seed, seq, 0), layout.journalStart() * bs);
+        out.force();
+        meta.dirtyAll();
+        List<Long> changed = new ArrayList<>();
+        Map<Long, byte[]> images = new HashMap<>();
+        for (long b : meta.takeCommit()) {
+            long slot = b - layout.fileTableStart();
+            if (tableBad && slot >= 0 && slot < layout.fileTableBlocks()) continue; // leave unreadable slots alone
+            byte[] img = meta.image(b);
+            byte[] home = overlay.containsKey(b) ? overlay.get(b) : disk.read(b);
+            if (java.util.Arrays.equals(img, home)) continue;
+            changed.add(b);
+            images.put(b, img);
+        }
+        if (!changed.isEmpty()) {
+            int capacity = layout.journalBlocks() - 1;
+            if (Journal.transactionBlocks(changed.size(), bs) <= capacity) {
+                java.nio.ByteBuffer tx = Journal.encode(layout, seed, seq, changed,
+                        (home, into, at) -> System.arraycopy(images.get(home), 0, into, at, bs));
+                byte[] all = new byte[tx.capacity()];
+                tx.get(0, all);
+                out.write(all, Journal.layoutBlock(layout, 0) * bs); // position 0: the log's first block on
+                out.force();
+                for (long b : changed) out.write(images.get(b), b * bs);
+                out.force();
+                seq++;
+                out.write(Journal.superBlock(layout, seed, seq, all.length / bs), layout.journalStart() * bs);
+                out.force();
+            } else {
+                notes.add("note: the repair changes " + changed.size() + " metadata blocks, more than the journal's "
+                        + capacity + " log blocks hold: written in place (a power cut during it may need another fsck)");
+                for (long b : changed) out.write(images.get(b), b * bs);
+                out.force();
+            }
+        }
+        for (int group = 1; group < g.groups(); group++)
+            if (Layout.hasBackup(group)) out.write(sb.copyIn(group).encode(), layout.headerBlock(group) * bs);
+        out.force();
+        out.write(sb.withState(clean, sb.mounts()).copyIn(0).encode(), 0);
+        out.force();
     }
 
     private static String who(Metadata.Entry e) {

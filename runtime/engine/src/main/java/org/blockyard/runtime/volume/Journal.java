@@ -543,31 +543,55 @@ public final class Journal {
         return (n + cap - 1) / cap;
     }
 
-    /**
-     * One transaction in one buffer: descriptor blocks (as many as its tags need, numbered), the logged
-     * blocks' images, the commit block with the CRC32C of all of them.
-     */
+    /** The running transaction in one buffer, the images built in place from the metadata. */
     private ByteBuffer build(List<Long> blocks) {
+        return encode(layout, seed, nextSeq, blocks, meta::image);
+    }
+
+    /** Writes the image of block {@code home} into {@code into[at, at + block size)}, which holds zeros. */
+    interface Images {
+        void image(long home, byte[] into, int at);
+    }
+
+    /**
+     * Transaction {@code seq} logging {@code homes} in one buffer: descriptor blocks (as many as its tags need,
+     * numbered), the logged blocks' images, the commit block with the CRC32C of all of them.
+     */
+    static ByteBuffer encode(Layout layout, byte[] seed, long seq, List<Long> homes, Images images) {
         int bs = layout.blockSize();
-        int n = blocks.size();
+        int n = homes.size();
         int cap = descriptorCapacity(bs);
         int k = descriptorsFor(n, bs);
         byte[] all = new byte[(k + n + 1) * bs];
         ByteBuffer o = Layout.le(all);
         for (int i = 0; i < k; i++) {
             int at = i * bs;
-            o.putInt(at, DESC_MAGIC).putInt(at + 4, TYPE_DESCRIPTOR).putLong(at + 8, nextSeq).putInt(at + 16, n)
+            o.putInt(at, DESC_MAGIC).putInt(at + 4, TYPE_DESCRIPTOR).putLong(at + 8, seq).putInt(at + 16, n)
                     .putInt(at + 20, i);
             for (int t = i * cap; t < Math.min(n, (i + 1) * cap); t++)
-                o.putLong(at + DESC_HEADER_BYTES + (t - i * cap) * TAG_BYTES, blocks.get(t));
+                o.putLong(at + DESC_HEADER_BYTES + (t - i * cap) * TAG_BYTES, homes.get(t));
         }
-        for (int i = 0; i < n; i++) meta.image(blocks.get(i), all, (k + i) * bs);
-        CRC32C crc = seeded(nextSeq);
+        for (int i = 0; i < n; i++) images.image(homes.get(i), all, (k + i) * bs);
+        CRC32C crc = seeded(seed, seq);
         crc.update(all, 0, (k + n) * bs);
         int at = (k + n) * bs;
-        o.putInt(at, DESC_MAGIC).putInt(at + 4, TYPE_COMMIT).putLong(at + 8, nextSeq).putInt(at + 16, n)
+        o.putInt(at, DESC_MAGIC).putInt(at + 4, TYPE_COMMIT).putLong(at + 8, seq).putInt(at + 16, n)
                 .putInt(at + 20, (int) crc.getValue());
         return o;
+    }
+
+    /**
+     * One past the highest sequence number any descriptor or commit block in the log carries (1 when none
+     * does): where a journal whose superblock is lost starts again, past everything an old scan could find.
+     */
+    static long pastEverySeq(Layout layout, Metadata.BlockReader reader) {
+        long highest = 0;
+        for (int i = 0; i < layout.journalBlocks() - 1; i++) {
+            ByteBuffer d = Layout.le(reader.read(layout.journalStart() + 1 + i));
+            long s = d.getLong(8);
+            if (d.getInt(0) == DESC_MAGIC && s > highest && s < MAX_SEQ) highest = s;
+        }
+        return highest + 1;
     }
 
     private CRC32C seeded(long seq) {
@@ -709,9 +733,47 @@ public final class Journal {
 
     // ---- recovery -------------------------------------------------------------------------------------
 
-    /** What a scan of the log found: the last image of each logged block, and where the log goes on. */
+    /**
+     * What a scan of the log found: the last image of each block logged by the transactions taken (whole and
+     * in sequence from the tail), where the log goes on, and the sequence number the next transaction takes.
+     * {@code nextSeq} lies past every sequence number the scan saw at or after the stop (JBD2's rule: a new
+     * transaction never takes the number of one still in the log, so an old one is never taken for new).
+     *
+     * <p>{@code damage} is null when the log simply ends (never written beyond, or a torn last transaction,
+     * which was never acknowledged: only one transaction is in flight at a time). Otherwise the transaction
+     * at the stop was committed and cannot be replayed: later committed transactions prove it was once
+     * durable, or its own valid commit block logs a block that is not metadata. Then nothing may be written
+     * on the strength of this scan alone: the caller reports it ({@link VolumeException.JournalDamaged}).
+     */
     record Replay(Map<Long, byte[]> blocks, int transactions, long position, long nextSeq, String stoppedBecause,
-                  long lastStart, List<LoggedTransaction> taken) {}
+                  long lastStart, List<LoggedTransaction> taken, Damage damage) {}
+
+    /**
+     * Committed transactions after the stop that a scan could not replay in sequence: {@code stop} is the
+     * sequence number the scan stopped at, {@code skipped} every sequence number at or after it that was seen
+     * committed or damaged (in order), {@code later} the whole, committed ones after the stop with the images
+     * they log, in sequence order (fsck --repair replays them), {@code skippedBlocks} the metadata blocks
+     * those log (the damaged one's own blocks are unknown when its descriptor is gone).
+     */
+    record Damage(long stop, String why, List<Long> skipped, List<Parsed> later, long skippedBlocks) {
+        String report() {
+            return "the journal's transaction " + stop + " cannot be replayed (" + why + ") but "
+                    + (later.isEmpty() ? "it was committed" : later.size() + " committed transaction"
+                    + (later.size() == 1 ? "" : "s") + " follow it (" + range(later) + ")") + "; transactions "
+                    + skipped + " (" + skippedBlocks + " metadata blocks) are held back";
+        }
+
+        private static String range(List<Parsed> later) {
+            long a = later.get(0).seq(), b = later.get(later.size() - 1).seq();
+            return a == b ? "sequence " + a : "sequences " + a + " to " + b;
+        }
+    }
+
+    /**
+     * A committed transaction read whole from the log: its sequence number, log position, length in log
+     * blocks, the home of each logged block and its image.
+     */
+    record Parsed(long seq, long position, int logBlocks, long[] homes, List<byte[]> images) {}
 
     /**
      * A committed transaction as a scan of the log found it: its sequence number, its log position, and the
@@ -719,95 +781,170 @@ public final class Journal {
      */
     public record LoggedTransaction(long seq, long position, List<Long> imageBlocks) {}
 
-    /**
-     * Reads the log from its tail: each transaction whose descriptor has the next sequence number and whose
-     * commit block's checksum matches is taken; the first that does not (never written, torn, corrupt)
-     * ends the log and is dropped.
-     *
-     * @throws VolumeException.Corrupt (JOURNAL) when the journal superblock fails its checksum, or a committed
-     *                                 transaction logs a block that is not metadata (a journal pointing
-     *                                 outside the volume)
-     */
+    /** Sequence numbers stop well short of overflow: a superblock naming one past this is corrupt. */
+    static final long MAX_SEQ = 1L << 62;
+
+    /** As {@link #scan(Layout, byte[], Metadata.BlockReader, boolean)}, looking for damage past the stop. */
     static Replay scan(Layout layout, byte[] seed, Metadata.BlockReader reader) {
+        return scan(layout, seed, reader, true);
+    }
+
+    /**
+     * Reads the log from its tail: each transaction whose descriptor has the next sequence number, whose commit
+     * block's checksum matches and which logs only metadata blocks is taken; the first that is not ends the
+     * replay. With {@code probe}, the rest of the log is then read for committed transactions with higher
+     * sequence numbers (a damaged transaction in the middle, not a torn end); a volume closed cleanly has an
+     * empty log, whose rest holds only older transactions, so its open skips that read.
+     *
+     * @throws VolumeException.Corrupt (JOURNAL) when the journal superblock fails its checksum or holds an
+     *                                 impossible tail or sequence number
+     */
+    static Replay scan(Layout layout, byte[] seed, Metadata.BlockReader reader, boolean probe) {
         int bs = layout.blockSize();
         byte[] sb = reader.read(layout.journalStart());
         ByteBuffer o = Layout.le(sb);
         if (o.getInt(0) != SUPER_MAGIC || o.getInt(4) != Layout.crc(seed, layout.journalStart(), sb, 8, bs - 8))
             throw new VolumeException.Corrupt(Structure.JOURNAL, layout.journalStart(), "journal superblock fails its checksum");
         long seq = o.getLong(8), pos = o.getLong(16);
-        if (o.getInt(24) != layout.journalBlocks() || pos < 0 || seq < 1)
+        if (o.getInt(24) != layout.journalBlocks() || pos < 0 || pos >= MAX_SEQ || seq < 1 || seq >= MAX_SEQ)
             throw new VolumeException.Corrupt(Structure.JOURNAL, layout.journalStart(), "journal superblock describes "
                     + o.getInt(24) + " blocks, tail " + pos + ", sequence " + seq);
-        Map<Long, byte[]> out = new LinkedHashMap<>();
         int capacity = layout.journalBlocks() - 1;
+        pos = Math.floorMod(pos, capacity); // positions only matter modulo the log; a huge one is not carried on
+        long tail = pos;
+        Map<Long, byte[]> out = new LinkedHashMap<>();
         int count = 0;
         long lastStart = -1;
         String why;
         long scanned = 0;
         List<LoggedTransaction> taken = new ArrayList<>();
+        boolean committedButBad = false;
         while (true) {
-            byte[] desc = reader.read(layoutBlock(layout, pos));
-            ByteBuffer d = Layout.le(desc);
-            if (d.getInt(0) != DESC_MAGIC || d.getInt(4) != TYPE_DESCRIPTOR || d.getLong(8) != seq) {
-                why = "no descriptor of transaction " + seq + " at log position " + pos;
+            String[] reason = new String[1];
+            Parsed t = parse(layout, seed, reader, pos, seq, capacity - scanned, reason);
+            if (t == null) {
+                why = reason[0];
                 break;
             }
-            int n = d.getInt(16);
-            if (n < 1 || d.getInt(20) != 0 || scanned + transactionBlocks(n, bs) > capacity) {
-                why = "descriptor of transaction " + seq + " lists " + n + " blocks";
+            long bad = firstNonMetadata(layout, t.homes());
+            if (bad >= 0) {
+                why = "committed transaction " + seq + " logs block " + bad + ", which is not a bitmap, descriptor or"
+                        + " file-table block of this volume";
+                committedButBad = true;
                 break;
             }
-            int k = descriptorsFor(n, bs), cap = descriptorCapacity(bs);
-            CRC32C crc = seeded(seed, seq);
-            crc.update(desc);
-            long[] homes = new long[n];
-            boolean ok = true;
-            for (int i = 0; i < k && ok; i++) {
-                byte[] di = i == 0 ? desc : reader.read(layoutBlock(layout, pos + i));
-                ByteBuffer o2 = Layout.le(di);
-                if (i > 0) {
-                    ok = o2.getInt(0) == DESC_MAGIC && o2.getInt(4) == TYPE_DESCRIPTOR && o2.getLong(8) == seq
-                            && o2.getInt(16) == n && o2.getInt(20) == i;
-                    crc.update(di);
-                }
-                for (int t = i * cap; t < Math.min(n, (i + 1) * cap); t++)
-                    homes[t] = o2.getLong(DESC_HEADER_BYTES + (t - i * cap) * TAG_BYTES);
-            }
-            if (!ok) {
-                why = "transaction " + seq + " has a broken descriptor chain; dropped";
-                break;
-            }
-            List<byte[]> images = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) {
-                byte[] img = reader.read(layoutBlock(layout, pos + k + i));
-                crc.update(img);
-                images.add(img);
-            }
-            byte[] commit = reader.read(layoutBlock(layout, pos + k + n));
-            ByteBuffer c = Layout.le(commit);
-            if (c.getInt(0) != DESC_MAGIC || c.getInt(4) != TYPE_COMMIT || c.getLong(8) != seq || c.getInt(16) != n
-                    || c.getInt(20) != (int) crc.getValue()) {
-                why = "transaction " + seq + " has no valid commit block (torn or corrupt); dropped";
-                break;
-            }
-            for (int i = 0; i < n; i++) {
-                long home = homes[i];
-                if (!isMetadataHome(layout, home))
-                    throw new VolumeException.Corrupt(Structure.JOURNAL, layoutBlock(layout, pos), "committed transaction "
-                            + seq + " logs block " + home + ", which is not a bitmap, descriptor or file-table block"
-                            + " of this volume");
-                out.put(home, images.get(i));
-            }
+            for (int i = 0; i < t.homes().length; i++) out.put(t.homes()[i], t.images().get(i));
             count++;
-            List<Long> where = new ArrayList<>(k + n + 1);
-            for (int i = 0; i < k + n + 1; i++) where.add(layoutBlock(layout, pos + i));
+            List<Long> where = new ArrayList<>(t.logBlocks());
+            for (int i = 0; i < t.logBlocks(); i++) where.add(layoutBlock(layout, pos + i));
             taken.add(new LoggedTransaction(seq, pos, List.copyOf(where)));
             lastStart = pos;
-            pos += k + n + 1;
-            scanned += k + n + 1;
+            pos += t.logBlocks();
+            scanned += t.logBlocks();
             seq++;
         }
-        return new Replay(out, count, pos, seq, why, lastStart, List.copyOf(taken));
+        long nextSeq = seq;
+        Damage damage = null;
+        if (probe || committedButBad) {
+            ByteBuffer at = Layout.le(reader.read(layoutBlock(layout, pos)));
+            boolean tornHere = at.getInt(0) == DESC_MAGIC && at.getLong(8) == seq; // a torn last one: move past it
+            // The rest of the log: [pos + 1, tail + capacity) holds older transactions, unless the one at pos
+            // was damaged after it was committed, when the ones after it are there too.
+            List<Long> skipped = new ArrayList<>();
+            List<Parsed> later = new ArrayList<>();
+            java.util.Set<Long> laterHomes = new java.util.HashSet<>();
+            long highest = committedButBad || tornHere ? seq : seq - 1;
+            long end = tail + capacity;
+            for (long q = pos + 1; q < end; ) {
+                byte[] b = reader.read(layoutBlock(layout, q));
+                ByteBuffer d = Layout.le(b);
+                long s = d.getLong(8);
+                if (d.getInt(0) != DESC_MAGIC || s <= seq || s >= MAX_SEQ) {
+                    q++;
+                    continue;
+                }
+                highest = Math.max(highest, s);
+                Parsed t = d.getInt(4) == TYPE_DESCRIPTOR && d.getInt(20) == 0
+                        ? parse(layout, seed, reader, q, s, end - q, new String[1]) : null;
+                if (t == null) {
+                    q++;
+                    continue;
+                }
+                if (!skipped.contains(s)) skipped.add(s);
+                if (firstNonMetadata(layout, t.homes()) < 0) {
+                    later.add(t);
+                    for (long h : t.homes()) laterHomes.add(h);
+                }
+                q += t.logBlocks();
+            }
+            if (committedButBad || !later.isEmpty()) {
+                skipped.add(seq);
+                skipped.sort(null);
+                later.sort(java.util.Comparator.comparingLong(Parsed::seq));
+                damage = new Damage(seq, why, List.copyOf(skipped), List.copyOf(later), laterHomes.size());
+            }
+            nextSeq = highest + 1;
+        }
+        return new Replay(out, count, pos, nextSeq, why, lastStart, List.copyOf(taken), damage);
+    }
+
+    /** The first of {@code homes} that is not a metadata block of the volume, or -1. */
+    private static long firstNonMetadata(Layout layout, long[] homes) {
+        for (long h : homes) if (!isMetadataHome(layout, h)) return h;
+        return -1;
+    }
+
+    /**
+     * The transaction numbered {@code seq} at log position {@code pos}, read whole and checked against its
+     * commit block, taking at most {@code room} log blocks; null (with {@code why[0]} set) when it is not
+     * there, not whole or fails its checksum.
+     */
+    private static Parsed parse(Layout layout, byte[] seed, Metadata.BlockReader reader, long pos, long seq,
+                                long room, String[] why) {
+        int bs = layout.blockSize();
+        byte[] desc = reader.read(layoutBlock(layout, pos));
+        ByteBuffer d = Layout.le(desc);
+        if (d.getInt(0) != DESC_MAGIC || d.getInt(4) != TYPE_DESCRIPTOR || d.getLong(8) != seq) {
+            why[0] = "no descriptor of transaction " + seq + " at log position " + pos;
+            return null;
+        }
+        int n = d.getInt(16);
+        if (n < 1 || d.getInt(20) != 0 || transactionBlocks(n, bs) > room) {
+            why[0] = "descriptor of transaction " + seq + " lists " + n + " blocks";
+            return null;
+        }
+        int k = descriptorsFor(n, bs), cap = descriptorCapacity(bs);
+        CRC32C crc = seeded(seed, seq);
+        crc.update(desc);
+        long[] homes = new long[n];
+        for (int i = 0; i < k; i++) {
+            byte[] di = i == 0 ? desc : reader.read(layoutBlock(layout, pos + i));
+            ByteBuffer o2 = Layout.le(di);
+            if (i > 0) {
+                if (o2.getInt(0) != DESC_MAGIC || o2.getInt(4) != TYPE_DESCRIPTOR || o2.getLong(8) != seq
+                        || o2.getInt(16) != n || o2.getInt(20) != i) {
+                    why[0] = "transaction " + seq + " has a broken descriptor chain";
+                    return null;
+                }
+                crc.update(di);
+            }
+            for (int t = i * cap; t < Math.min(n, (i + 1) * cap); t++)
+                homes[t] = o2.getLong(DESC_HEADER_BYTES + (t - i * cap) * TAG_BYTES);
+        }
+        List<byte[]> images = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            byte[] img = reader.read(layoutBlock(layout, pos + k + i));
+            crc.update(img);
+            images.add(img);
+        }
+        byte[] commit = reader.read(layoutBlock(layout, pos + k + n));
+        ByteBuffer c = Layout.le(commit);
+        if (c.getInt(0) != DESC_MAGIC || c.getInt(4) != TYPE_COMMIT || c.getLong(8) != seq || c.getInt(16) != n
+                || c.getInt(20) != (int) crc.getValue()) {
+            why[0] = "transaction " + seq + " has no valid commit block (torn or corrupt)";
+            return null;
+        }
+        return new Parsed(seq, pos, k + n + 1, homes, images);
     }
 
     static boolean isMetadataHome(Layout layout, long block) {

@@ -290,7 +290,12 @@ public final class Volume implements AutoCloseable {
                     throw new UncheckedIOException(e);
                 }
             };
-            Journal.Replay replay = Journal.scan(layout, sb.uuidBytes(), disk);
+            Journal.Replay replay = Journal.scan(layout, sb.uuidBytes(), disk, !sb.clean());
+            if (replay.damage() != null)
+                throw new VolumeException.JournalDamaged(image + ": " + replay.damage().report() + "; nothing was "
+                        + "replayed or written, the volume is left as it is (fsck shows it; fsck --repair replays the "
+                        + "transactions that can be and decides)", replay.damage().skipped(),
+                        replay.damage().skippedBlocks());
             // Check what the replay leads to before writing anything: a corrupt volume is left as it was.
             Map<Long, byte[]> overlay = replay.blocks();
             Metadata checked = Metadata.load(sb, b -> overlay.containsKey(b) ? overlay.get(b) : disk.read(b), null);
