@@ -103,7 +103,11 @@ class CorruptionTest {
         Tamper.write(image, Journal.layoutBlock(l, pos) * 4096, desc);
         Tamper.write(image, Journal.layoutBlock(l, pos + 1) * 4096, data);
         Tamper.write(image, Journal.layoutBlock(l, pos + 2) * 4096, commit);
-        assertRefused(image, Structure.JOURNAL, Journal.layoutBlock(l, pos));
+        String before = Tamper.digest(image);
+        VolumeException.JournalDamaged e = assertThrows(VolumeException.JournalDamaged.class, () -> Volumes.open(image));
+        assertEquals(java.util.List.of(seq), e.skipped(), e.getMessage());
+        assertTrue(e.getMessage().contains("logs block " + (l.geometry().totalBlocks() + 5)), e.getMessage());
+        assertEquals(before, Tamper.digest(image), "a refused open changed the image");
     }
 
     @Test
