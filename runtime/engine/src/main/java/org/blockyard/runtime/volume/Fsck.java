@@ -19,7 +19,8 @@ import org.blockyard.runtime.volume.VolumeException.Structure;
 /**
  * Checks a closed volume in e2fsck's passes, and with {@code repair} fixes what is safe.
  * <pre>
- *   pass 0  journal: committed transactions are applied (in memory; written with repair)
+ *   pass 0  journal: committed transactions are applied (in memory; written with repair); a damaged one with
+ *           whole committed ones after it is reported, and those after it are applied in sequence order
  *   pass 1  superblock and backups, group descriptors, bitmaps and file-table blocks against their checksums;
  *           every entry's extents: inside the volume, outside the system zone
  *   pass 2  blocks owned twice (two entries, or one entry twice)
@@ -27,7 +28,8 @@ import org.blockyard.runtime.volume.VolumeException.Structure;
  *           free counts of the descriptors
  * </pre>
  * Repair frees leaks, marks owned blocks used, rebuilds counts and checksums, restores the superblock from
- * a backup and empties the journal. It never decides between two owners of a block, never moves a file out
+ * a backup and empties the journal once everything in it that can be replayed is home; its writes are
+ * ordered and flushed so that a power cut at any point leaves a volume that opens ({@link #repairWrites}). It never decides between two owners of a block, never moves a file out
  * of the system zone, and never frees leaks while a file-table block is unreadable (its file's blocks would
  * look like leaks): those stay reported for the user. Exit codes as e2fsck's: 0 clean, 1 all problems
  * repaired, 4 problems left.
