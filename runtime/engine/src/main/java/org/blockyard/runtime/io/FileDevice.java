@@ -25,6 +25,9 @@ import org.slf4j.LoggerFactory;
  * <p>Over a path it opens a channel of its own and closes it with the device. Over a channel its owner keeps
  * (a volume's: {@link #FileDevice(FileChannel, long)}) it opens no descriptor and closes none: on Linux closing
  * any descriptor of a file drops every fcntl lock the process holds on it, the owner's lock on the image too.
+ *
+ * <p>A read past the end of the file (an image truncated under the device) fails with an IOException naming
+ * the byte offset; it never answers zeros the file does not hold.
  */
 public final class FileDevice implements BlockDevice {
     private static final Logger LOG = LoggerFactory.getLogger(FileDevice.class);
@@ -40,11 +43,19 @@ public final class FileDevice implements BlockDevice {
     private final Object performing = new Object();
     private boolean closed;
 
-    /** Opens {@code file} (created when missing) as a device of {@code capacityBytes}. */
+    /**
+     * Opens {@code file} (created when missing) as a device of {@code capacityBytes}. A regular file shorter than
+     * that is extended to it (sparse: its new blocks read as zeros, as a fresh disk's do).
+     */
     public FileDevice(Path file, long capacityBytes, boolean wantDirect) throws IOException {
         this.capacitySectors = sectors(capacityBytes);
         this.borrowed = false;
         Set<OpenOption> base = Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        if (!java.nio.file.Files.exists(file) || java.nio.file.Files.isRegularFile(file)) {
+            try (FileChannel sizing = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+                if (sizing.size() < capacityBytes) writeFully(sizing, ByteBuffer.allocate(1), capacityBytes - 1);
+            }
+        }
         FileChannel ch = null;
         boolean d = false;
         int align = IoRequest.SECTOR_BYTES;
@@ -166,14 +177,15 @@ public final class FileDevice implements BlockDevice {
         return n;
     }
 
+    /** Reads {@code b} full from {@code pos}; the file's end before that is an error, never zeros. */
     private int readFully(ByteBuffer b, long pos) throws IOException {
         int n = b.remaining();
         while (b.hasRemaining()) {
             int r = channel.read(b, pos);
-            if (r < 0) {
-                while (b.hasRemaining()) b.put((byte) 0);
-                break;
-            }
+            if (r < 0)
+                throw new java.io.EOFException("read past the end of the file at byte " + pos + " (" + b.remaining()
+                        + " of " + n + " bytes missing; the file holds " + channel.size() + " bytes, the device "
+                        + capacitySectors * IoRequest.SECTOR_BYTES + "): was it truncated?");
             pos += r;
         }
         return n;
