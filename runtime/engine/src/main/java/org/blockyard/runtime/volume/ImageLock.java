@@ -57,6 +57,8 @@ final class ImageLock implements AutoCloseable {
         final FileChannel channel;
         final boolean shared;
         int holders = 1;
+        /** The last holder is closing the channel: the image is still held (its descriptor open) until it is gone. */
+        boolean closing;
 
         Held(Object key, FileChannel channel, boolean shared) {
             this.key = key;
@@ -107,7 +109,7 @@ final class ImageLock implements AutoCloseable {
             Object key = identity(image);
             Held h = HELD.get(key);
             if (h != null) {
-                if (!(shared && h.shared)) throw inUse(image, "this process");
+                if (!(shared && h.shared) || h.closing) throw inUse(image, "this process");
                 h.holders++;
                 return new ImageLock(h, image);
             }
@@ -149,17 +151,27 @@ final class ImageLock implements AutoCloseable {
         return image;
     }
 
-    /** Gives the hold back; the last holder's closes the channel and so drops the lock. Once only; later calls do nothing. */
+    /**
+     * Gives the hold back; the last holder's closes the channel and so drops the lock. Once only; later calls do
+     * nothing. The entry goes only once the channel is closed: no new holder can open a channel of the image and
+     * lock it while this close is still to come, and have its lock dropped by it. The close itself runs outside
+     * the registry's lock, since it waits for any thread still inside an I/O on the channel (a request stuck
+     * in a hung disk's fdatasync): the image stays held until then, and every other image can be opened.
+     */
     @Override
     public void close() {
         synchronized (LOCK) {
             if (released) return;
             released = true;
             if (--held.holders > 0) return;
-            // Closed before the entry goes, under the lock: no new holder can open a channel of the image and
-            // lock it while this close is still to come, and have its lock dropped by it.
+            held.closing = true;
+        }
+        try {
             closeQuietly(held.channel);
-            HELD.remove(held.key);
+        } finally {
+            synchronized (LOCK) {
+                HELD.remove(held.key);
+            }
         }
     }
 

@@ -423,9 +423,21 @@ public final class Volume implements AutoCloseable {
         release();
     }
 
-    /** Gives the image back: its channel closes and the lock goes. */
+    /**
+     * Gives the image back: its channel closes and the lock goes. That close waits for a request still stuck in
+     * the channel (the device did not close in time), so it runs in a thread of its own and the volume's close
+     * waits for it at most the device timeout, as for the device: the image stays held until it is done.
+     */
     private void release() {
-        if (hold != null) hold.close();
+        if (hold == null) return;
+        Thread t = new Thread(hold::close, "blockyard-image-release");
+        t.setDaemon(true);
+        t.start();
+        try {
+            t.join(Math.max(1, deviceTimeoutNanos / 1_000_000));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     // ---- files ----------------------------------------------------------------------------------------
