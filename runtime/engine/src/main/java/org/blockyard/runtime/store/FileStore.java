@@ -44,7 +44,8 @@ import org.blockyard.runtime.io.QueueActor;
  * <ul>
  *   <li>A write that allocates blocks, or that writes blocks allocated but still unwritten, completes only
  *       once it is durable, data and map: its data reaches the image first, then the change of its blocks
- *       to written is committed to the journal, and that commit ends with a FLUSH of the image (fdatasync),
+ *       to written is committed to the journal, and that commit ends with a FLUSH of the image (fdatasync;
+ *       with {@code forced-commits}, a FUA write, which an image file performs as a write and an fdatasync),
  *       which makes the data written before it durable too.</li>
  *   <li>An overwrite, a write of blocks the file already has written, changes no metadata: it completes once
  *       the image file has the data (its page cache, with buffered I/O), without a flush. A crash before
