@@ -21,8 +21,9 @@ public final class FilefragCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        if (!java.nio.file.Files.isReadable(image))
-            throw new org.blockyard.runtime.bench.BadOption("IMAGE", image, "must be a readable volume image or device");
+        // What the path is, or why it cannot be opened, the engine says (a FIFO, a directory, permission denied).
+        if (!java.nio.file.Files.exists(image))
+            throw new org.blockyard.runtime.bench.BadOption("IMAGE", image, "no such volume image or device");
         System.out.print(Filefrag.format(Volume.inspect(image), file));
         return 0;
     }

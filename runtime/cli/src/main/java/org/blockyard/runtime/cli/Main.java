@@ -12,6 +12,16 @@ import picocli.CommandLine.ScopeType;
         description = "A concurrent block allocator and block-I/O stack for the JVM.")
 public final class Main implements Runnable {
 
+    /** Exit code of a wrong value or a refused call: nothing was done. */
+    public static final int USAGE = 2;
+
+    /**
+     * Exit code of an I/O that failed while a command worked (no space left on the device or file system under
+     * an image, an I/O error): something may have been written. e2fsck's code for an operational error, so
+     * that fsck's own 0, 1 and 4 keep their meaning.
+     */
+    public static final int IO_ERROR = 8;
+
     /** The version every command and subcommand prints with {@code --version} or {@code -V}. */
     public static final class Version implements CommandLine.IVersionProvider {
         @Override
@@ -73,25 +83,41 @@ public final class Main implements Runnable {
     }
 
     /**
-     * A wrong value (IllegalArgumentException, such as a {@code BadOption}; a refused allocator or queue call;
-     * an image that is not a usable volume; a configuration that does not hold) is a one-line message on
-     * standard error and exit code 2; anything else is an internal error, exit code 1. The stack trace is
+     * Every error is one line on standard error, the command's name and the message's first line. A wrong value
+     * (IllegalArgumentException, such as a {@code BadOption}; a refused allocator or queue call; an image that is
+     * not a usable volume: not a volume, not a file or block device, one that cannot be opened, one in use; a
+     * configuration that does not hold) is exit code {@value #USAGE}. An I/O that failed on the way ({@code
+     * IOException}, a device's error, a journal that could not be written: a full file system under the image)
+     * is exit code {@value #IO_ERROR}. Anything else is an internal error, exit code 1. The stack trace is
      * printed only with {@code --debug}, or BLOCKYARD_STACKTRACE=1 in the environment.
      */
     private static int onError(Exception thrown, CommandLine cmd, CommandLine.ParseResult parsed) {
         Throwable e = thrown;
         while (e instanceof CompletionException && e.getCause() != null) e = e.getCause();
-        boolean usage = e instanceof IllegalArgumentException || e instanceof org.blockyard.api.alloc.AllocationException
-                || e instanceof org.blockyard.api.io.IoException
-                || e instanceof org.blockyard.runtime.volume.VolumeException
-                || e instanceof com.typesafe.config.ConfigException;
+        int code = exitCode(e);
         String what = e.getMessage() != null ? e.getMessage() : e.toString();
         int nl = what.indexOf('\n');
         if (nl >= 0) what = what.substring(0, nl);
-        cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + (usage ? "" : "internal error: ") + what);
+        cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + (code == 1 ? "internal error: " : "") + what);
         if (debug(parsed)) e.printStackTrace(cmd.getErr());
         cmd.getErr().flush();
-        return usage ? 2 : 1;
+        return code;
+    }
+
+    /** {@value #USAGE}, {@value #IO_ERROR} or 1 for {@code e}, as {@link #onError} says. */
+    static int exitCode(Throwable e) {
+        if (e instanceof java.io.IOException || e instanceof java.io.UncheckedIOException
+                || e instanceof org.blockyard.api.io.IoException.DeviceError
+                || e instanceof org.blockyard.runtime.volume.VolumeException.JournalFailed)
+            return IO_ERROR;
+        if (e instanceof IllegalArgumentException || e instanceof org.blockyard.api.alloc.AllocationException
+                || e instanceof org.blockyard.api.io.IoException
+                || e instanceof org.blockyard.runtime.volume.VolumeException
+                || e instanceof com.typesafe.config.ConfigException)
+            return USAGE;
+        for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause())
+            if (c instanceof java.io.IOException) return IO_ERROR; // an I/O failure another error carries
+        return 1;
     }
 
     private static boolean debug(CommandLine.ParseResult parsed) {

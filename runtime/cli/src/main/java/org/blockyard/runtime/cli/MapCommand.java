@@ -32,8 +32,9 @@ public final class MapCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         org.blockyard.runtime.bench.BadOption.atLeast("--width", width, 1);
         org.blockyard.runtime.bench.BadOption.atLeast("--band", band, 1);
-        if (!java.nio.file.Files.isReadable(image))
-            throw new org.blockyard.runtime.bench.BadOption("IMAGE", image, "must be a readable volume image or device");
+        // What the path is, or why it cannot be opened, the engine says (a FIFO, a directory, permission denied).
+        if (!java.nio.file.Files.exists(image))
+            throw new org.blockyard.runtime.bench.BadOption("IMAGE", image, "no such volume image or device");
         System.setProperty("java.awt.headless", "true");
         BlockMap.Picture p = BlockMap.draw(Volume.inspect(image), width, band);
         if (!javax.imageio.ImageIO.write(p.image(), "png", png.toFile()))

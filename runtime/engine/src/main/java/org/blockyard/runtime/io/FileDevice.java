@@ -21,6 +21,13 @@ import org.slf4j.LoggerFactory;
  * back to buffered I/O, which {@link #direct()} then reports. O_DIRECT needs buffers aligned to the file
  * system block, so direct requests are copied through an aligned bounce buffer. FLUSH is {@code force(false)}
  * (fdatasync).
+ *
+ * <p>Over a path it opens a channel of its own and closes it with the device. Over a channel its owner keeps
+ * (a volume's: {@link #FileDevice(FileChannel, long)}) it opens no descriptor and closes none: on Linux closing
+ * any descriptor of a file drops every fcntl lock the process holds on it, the owner's lock on the image too.
+ *
+ * <p>A read past the end of the file (an image truncated under the device) fails with an IOException naming
+ * the byte offset; it never answers zeros the file does not hold.
  */
 public final class FileDevice implements BlockDevice {
     private static final Logger LOG = LoggerFactory.getLogger(FileDevice.class);
@@ -30,12 +37,25 @@ public final class FileDevice implements BlockDevice {
     private final boolean direct;
     private final int alignBytes;
     private ByteBuffer bounce;
+    /** The channel is its owner's: {@link #close} leaves it open, and refuses requests from then on. */
+    private final boolean borrowed;
+    /** Guards {@link #closed} against a request in flight, for a borrowed channel. */
+    private final Object performing = new Object();
+    private boolean closed;
 
+    /**
+     * Opens {@code file} (created when missing) as a device of {@code capacityBytes}. A regular file shorter than
+     * that is extended to it (sparse: its new blocks read as zeros, as a fresh disk's do).
+     */
     public FileDevice(Path file, long capacityBytes, boolean wantDirect) throws IOException {
-        if (capacityBytes < IoRequest.SECTOR_BYTES || capacityBytes % IoRequest.SECTOR_BYTES != 0)
-            throw new IllegalArgumentException("file device of " + capacityBytes + " bytes");
-        this.capacitySectors = capacityBytes / IoRequest.SECTOR_BYTES;
+        this.capacitySectors = sectors(capacityBytes);
+        this.borrowed = false;
         Set<OpenOption> base = Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        if (!java.nio.file.Files.exists(file) || java.nio.file.Files.isRegularFile(file)) {
+            try (FileChannel sizing = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+                if (sizing.size() < capacityBytes) writeFully(sizing, ByteBuffer.allocate(1), capacityBytes - 1);
+            }
+        }
         FileChannel ch = null;
         boolean d = false;
         int align = IoRequest.SECTOR_BYTES;
@@ -56,6 +76,24 @@ public final class FileDevice implements BlockDevice {
         this.alignBytes = align;
     }
 
+    /**
+     * A device of {@code capacityBytes} over {@code channel} (read and write, buffered I/O), which its owner opened
+     * and closes: {@link #close} closes nothing, and the device refuses requests after it.
+     */
+    public FileDevice(FileChannel channel, long capacityBytes) {
+        this.capacitySectors = sectors(capacityBytes);
+        this.channel = java.util.Objects.requireNonNull(channel, "channel");
+        this.borrowed = true;
+        this.direct = false;
+        this.alignBytes = IoRequest.SECTOR_BYTES;
+    }
+
+    private static long sectors(long capacityBytes) {
+        if (capacityBytes < IoRequest.SECTOR_BYTES || capacityBytes % IoRequest.SECTOR_BYTES != 0)
+            throw new IllegalArgumentException("file device of " + capacityBytes + " bytes");
+        return capacityBytes / IoRequest.SECTOR_BYTES;
+    }
+
     @Override public String kind() { return "file"; }
     @Override public long capacitySectors() { return capacitySectors; }
 
@@ -65,6 +103,14 @@ public final class FileDevice implements BlockDevice {
 
     @Override
     public long perform(IoOp op, long sector, int sectors, List<ByteBuffer> payloads) throws IOException {
+        if (!borrowed) return performOn(op, sector, sectors, payloads); // a closed channel refuses by itself
+        synchronized (performing) { // a close waits for the request in flight, as a channel's close would
+            if (closed) throw new java.nio.channels.ClosedChannelException();
+            return performOn(op, sector, sectors, payloads);
+        }
+    }
+
+    private long performOn(IoOp op, long sector, int sectors, List<ByteBuffer> payloads) throws IOException {
         long start = System.nanoTime();
         long pos = sector * IoRequest.SECTOR_BYTES;
         if (op == IoOp.FLUSH) {
@@ -107,7 +153,8 @@ public final class FileDevice implements BlockDevice {
 
     /**
      * One gathering write (writev) for the whole merged request: the point of merging is that the device
-     * sees one large I/O instead of many small ones. The channel position is ours alone: one device thread.
+     * sees one large I/O instead of many small ones. The channel position is ours alone: one device thread, and
+     * the owner of a borrowed channel reads and writes it at explicit positions only (pread, pwrite).
      */
     private void gatherWrite(List<ByteBuffer> payloads, long pos) throws IOException {
         ByteBuffer[] srcs = new ByteBuffer[payloads.size()];
@@ -121,19 +168,24 @@ public final class FileDevice implements BlockDevice {
     }
 
     private int writeFully(ByteBuffer b, long pos) throws IOException {
+        return writeFully(channel, b, pos);
+    }
+
+    private static int writeFully(FileChannel channel, ByteBuffer b, long pos) throws IOException {
         int n = b.remaining();
         while (b.hasRemaining()) pos += channel.write(b, pos);
         return n;
     }
 
+    /** Reads {@code b} full from {@code pos}; the file's end before that is an error, never zeros. */
     private int readFully(ByteBuffer b, long pos) throws IOException {
         int n = b.remaining();
         while (b.hasRemaining()) {
             int r = channel.read(b, pos);
-            if (r < 0) {
-                while (b.hasRemaining()) b.put((byte) 0);
-                break;
-            }
+            if (r < 0)
+                throw new java.io.EOFException("read past the end of the file at byte " + pos + " (" + b.remaining()
+                        + " of " + n + " bytes missing; the file holds " + channel.size() + " bytes, the device "
+                        + capacitySectors * IoRequest.SECTOR_BYTES + "): was it truncated?");
             pos += r;
         }
         return n;
@@ -141,6 +193,12 @@ public final class FileDevice implements BlockDevice {
 
     @Override
     public void close() throws IOException {
-        channel.close();
+        if (!borrowed) {
+            channel.close();
+            return;
+        }
+        synchronized (performing) {
+            closed = true;
+        }
     }
 }

@@ -39,6 +39,28 @@ import org.blockyard.runtime.io.QueueActor;
  * a read-modify-write that belongs to a page cache, not here. A read of a hole answers zeros, and so does
  * a read of blocks allocated but not yet written (ext4's unwritten extents): the store never shows a file
  * bytes it did not write.
+ *
+ * <p>What is durable when, on a durable volume ({@code Volume.fileStore()}; a store in memory keeps nothing):
+ * <ul>
+ *   <li>A write that allocates blocks, or that writes blocks allocated but still unwritten, completes only
+ *       once it is durable, data and map: its data reaches the image first, then the change of its blocks
+ *       to written is committed to the journal, and that commit ends with a FLUSH of the image (fdatasync;
+ *       with {@code forced-commits}, a FUA write, which an image file performs as a write and an fdatasync),
+ *       which makes the data written before it durable too.</li>
+ *   <li>An overwrite, a write of blocks the file already has written, changes no metadata: it completes once
+ *       the image file has the data (its page cache, with buffered I/O), without a flush. A crash before
+ *       the next flush may lose it, and may leave some of its blocks old and some new. {@link #flush} makes
+ *       every write answered before it durable; so does the volume's {@code close()}, and any later journal
+ *       commit's FLUSH (the image is flushed whole).</li>
+ *   <li>A write that fails leaves the file's map as it was; its data may have reached some of the blocks it
+ *       overwrote.</li>
+ *   <li>Reads, and {@link #flush} itself, change nothing.</li>
+ * </ul>
+ * The allocator's own calls ({@code open}, {@code truncate}, {@code delete}, ...) on a volume complete once
+ * their journal commit is durable (VolumeAllocator).
+ *
+ * <p>A null file name or buffer is refused like any bad argument: the stage fails with
+ * {@link AllocationException.InvalidRequest}, nothing is thrown on the caller's thread.
  */
 public final class FileStore implements AutoCloseable {
     private final ActorBlockAllocator actors;
@@ -117,12 +139,18 @@ public final class FileStore implements AutoCloseable {
      * Only tells the queue actor, so an OSGi bind callback may call it.
      */
     public void registerElevator(ElevatorFactory factory) {
+        if (factory == null) throw new IllegalArgumentException("no elevator factory (null) to register");
         queueActor.tell(new QueueActor.RegisterElevator(factory));
     }
 
     /** A plugin's elevator is going away; if it is active, the queue switches to the default first. Only tells. */
     public void unregisterElevator(String id) {
+        if (id == null) throw new IllegalArgumentException("no elevator id (null) to unregister");
         queueActor.tell(new QueueActor.UnregisterElevator(id));
+    }
+
+    private static AllocationException.InvalidRequest noName() {
+        return new AllocationException.InvalidRequest("a file needs a non-empty name");
     }
 
     private long checkedBlocks(long bytes, String what) {
@@ -137,9 +165,12 @@ public final class FileStore implements AutoCloseable {
      * it allocates stay unwritten (they read as zeros) until the data is on the device; then they are
      * converted to written. If the allocation fails, nothing is written; if the device fails, the blocks
      * this write allocated are given back. Either way the file is left as it was and the write fails, with
-     * the allocator's or the device's error.
+     * the allocator's or the device's error. What is durable once it completes: the class comment.
      */
     public CompletionStage<Void> write(String file, long byteOffset, ByteBuffer data) {
+        if (file == null) return CompletableFuture.failedFuture(noName());
+        if (data == null)
+            return CompletableFuture.failedFuture(new AllocationException.InvalidRequest("write of no data (a null buffer)"));
         long logical, blocks;
         try {
             logical = checkedBlocks(byteOffset, "offset");
@@ -181,6 +212,7 @@ public final class FileStore implements AutoCloseable {
 
     /** Reads {@code length} bytes (whole blocks) at {@code byteOffset}; holes and unwritten blocks read as zeros. */
     public CompletionStage<ByteBuffer> read(String file, long byteOffset, int length) {
+        if (file == null) return CompletableFuture.failedFuture(noName());
         long logical, blocks;
         try {
             logical = checkedBlocks(byteOffset, "offset");
@@ -205,6 +237,19 @@ public final class FileStore implements AutoCloseable {
             }
             return all(queue.submitAll(requests)).thenApply(v -> out);
         });
+    }
+
+    /**
+     * Makes every write this store answered before the call durable, as {@code fsync} does for a file: one
+     * FLUSH through the queue (the device's {@code fdatasync}), which completes once the device has returned
+     * from it. An overwrite needs it (the class comment says why); a write that allocated was durable already.
+     * The flush covers the whole device, so the answered writes of every file; a write still in flight when
+     * it is called may or may not be covered. Fails with the device's error, or {@code IoException.Closed}
+     * once the store is closed.
+     */
+    public CompletionStage<Void> flush(String file) {
+        if (file == null) return CompletableFuture.failedFuture(noName());
+        return queue.submit(IoRequest.flush(nextId.getAndIncrement(), 0)).thenApply(c -> (Void) null);
     }
 
     /**

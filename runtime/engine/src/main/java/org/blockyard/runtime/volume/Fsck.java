@@ -3,9 +3,7 @@ package org.blockyard.runtime.volume;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -87,11 +85,10 @@ public final class Fsck {
     }
 
     public static Result check(Path image, boolean repair) {
-        if (!Files.exists(image)) throw new IllegalArgumentException("no such image: " + image);
-        try (FileChannel ch = repair ? FileChannel.open(image, StandardOpenOption.READ, StandardOpenOption.WRITE)
-                : FileChannel.open(image, StandardOpenOption.READ)) {
-            Volume.lock(ch, image, !repair);
-            return new Fsck(repair).run(image, ch);
+        // Held before any descriptor is opened (a refusal must not close one: ImageLock says why): alone for a
+        // repair, beside other read-only looks for a check.
+        try (ImageLock held = repair ? ImageLock.exclusive(image, false) : ImageLock.shared(image)) {
+            return new Fsck(repair).run(image, held.channel());
         } catch (IOException e) {
             throw new UncheckedIOException("fsck " + image + ": " + e.getMessage(), e);
         }

@@ -6,7 +6,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -60,6 +59,8 @@ public final class Volume implements AutoCloseable {
 
     private final Path image;
     private final FileChannel channel;
+    /** This process's hold on the image, whose channel is {@link #channel}: given back after close's last write. */
+    private ImageLock hold;
     private final Config config;
     private Superblock superblock;
     private final Metadata meta;
@@ -106,11 +107,10 @@ public final class Volume implements AutoCloseable {
         Superblock sb = Superblock.fresh(layout);
         Geometry g = layout.geometry();
         int bs = g.blockSizeBytes();
-        try (FileChannel ch = FileChannel.open(image, StandardOpenOption.CREATE, StandardOpenOption.READ,
-                StandardOpenOption.WRITE)) {
-            lock(ch, image, false);
+        try (ImageLock held = ImageLock.exclusive(image, true)) {
+            FileChannel ch = held.channel();
             if (!force) refuseOverwrite(ch, image);
-            boolean regular = !Files.exists(image) || Files.isRegularFile(image);
+            boolean regular = Files.isRegularFile(image);
             if (regular) {
                 ch.truncate(0);
                 ch.write(ByteBuffer.wrap(new byte[1]), g.bytes() - 1);
@@ -176,22 +176,6 @@ public final class Volume implements AutoCloseable {
         return buf.array();
     }
 
-    /**
-     * Locks the image for as long as {@code ch} is open (an fcntl lock: a killed process leaves none behind):
-     * exclusively for a volume that is open or being repaired, shared for a read-only look.
-     *
-     * @throws VolumeException.InUse when someone else holds it
-     */
-    static void lock(FileChannel ch, Path image, boolean shared) throws IOException {
-        java.nio.channels.FileLock l;
-        try {
-            l = ch.tryLock(0, Long.MAX_VALUE, shared);
-        } catch (java.nio.channels.OverlappingFileLockException e) {
-            l = null;
-        }
-        if (l == null) throw new VolumeException.InUse(image + " is open (locked by this or another process); close it first");
-    }
-
     /** Reads and checks the primary superblock of {@code image}, and that the image holds the whole volume. */
     static Superblock readSuperblock(FileChannel ch, Path image) throws IOException {
         if (ch.size() < Superblock.BYTES && Files.isRegularFile(image))
@@ -249,26 +233,15 @@ public final class Volume implements AutoCloseable {
 
     private static Volume open(Path image, Config config, Journal.Settings settings, IoSettings io,
                                Consumer<BlockGroup> memoryOnly, UnaryOperator<BlockDevice> device) {
-        if (!Files.exists(image)) throw new IllegalArgumentException("no such image: " + image);
-        FileChannel ch;
+        // Held before any descriptor of the image is opened: a refusal here closes none, so it cannot drop the
+        // lock of a volume this process has open on it (ImageLock says why).
+        ImageLock held = ImageLock.exclusive(image, false);
         try {
-            ch = FileChannel.open(image, StandardOpenOption.READ, StandardOpenOption.WRITE);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot open " + image + ": " + e.getMessage(), e);
-        }
-        try {
-            try {
-                lock(ch, image, false);
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot lock " + image + ": " + e.getMessage(), e);
-            }
-            return new Volume(image, ch, config, settings, io, memoryOnly, device);
+            Volume v = new Volume(image, held.channel(), config, settings, io, memoryOnly, device);
+            v.hold = held;
+            return v;
         } catch (RuntimeException | Error e) {
-            try {
-                ch.close();
-            } catch (IOException ignored) {
-                // the first error is the one to report
-            }
+            held.close();
             throw e;
         }
     }
@@ -329,7 +302,7 @@ public final class Volume implements AutoCloseable {
             // From here on the journal writes through the volume's block-I/O queue: its log as SYNC requests,
             // its checkpoints as META, each commit closed by a FLUSH. Recovery above wrote directly, as a
             // mount replays its journal before the file system runs.
-            this.device = deviceView.apply(new FileDevice(image, layout.geometry().bytes(), false));
+            this.device = deviceView.apply(new FileDevice(ch, layout.geometry().bytes())); // no descriptor of its own
             this.deviceTimeoutNanos = io.setup().deviceTimeoutNanos();
             QueueLimits l = io.setup().limits();
             QueueSetup setup = io.setup().withLimits(new QueueLimits(l.maxSectors(), l.logicalBlockBytes(),
@@ -393,7 +366,11 @@ public final class Volume implements AutoCloseable {
         return queue;
     }
 
-    /** Closes the queue (what it holds fails as closed), the actors, then the device: nothing reaches the image after. */
+    /**
+     * Closes the queue (what it holds fails as closed), the actors, then the device: nothing reaches the image
+     * through them after. The device works on the volume's own channel and closes no descriptor (one would drop
+     * the volume's lock), so the image stays locked for the close's last writes.
+     */
     private void stopIo() {
         if (store != null) {
             store.close();
@@ -431,11 +408,7 @@ public final class Volume implements AutoCloseable {
             throw new UncheckedIOException("close " + image + ": " + e.getMessage(), e);
         } finally {
             journal.shutdownAcks();
-            try {
-                channel.close();
-            } catch (IOException ignored) {
-                // nothing more to save
-            }
+            release(); // after the last write and force: until then no other process can open the volume
         }
     }
 
@@ -452,10 +425,23 @@ public final class Volume implements AutoCloseable {
         } catch (RuntimeException ignored) {
             // a crash does not wait for anyone
         }
+        release();
+    }
+
+    /**
+     * Gives the image back: its channel closes and the lock goes. That close waits for a request still stuck in
+     * the channel (the device did not close in time), so it runs in a thread of its own and the volume's close
+     * waits for it at most the device timeout, as for the device: the image stays held until it is done.
+     */
+    private void release() {
+        if (hold == null) return;
+        Thread t = new Thread(hold::close, "blockyard-image-release");
+        t.setDaemon(true);
+        t.start();
         try {
-            channel.close();
-        } catch (IOException ignored) {
-            // as above
+            t.join(Math.max(1, deviceTimeoutNanos / 1_000_000));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -622,10 +608,13 @@ public final class Volume implements AutoCloseable {
         }
     }
 
-    /** A read-only look at a closed (or any) image: superblock, metadata with the journal applied in memory. */
+    /**
+     * A read-only look at a closed image: superblock, metadata with the journal applied in memory. Runs beside
+     * other looks; refused ({@link VolumeException.InUse}) while a volume or a repair holds the image.
+     */
     public static Metadata inspect(Path image) {
-        try (FileChannel ch = FileChannel.open(image, StandardOpenOption.READ)) {
-            lock(ch, image, true);
+        try (ImageLock held = ImageLock.shared(image)) {
+            FileChannel ch = held.channel();
             Superblock sb = readSuperblock(ch, image);
             int bs = sb.layout().blockSize();
             Metadata.BlockReader disk = b -> {
@@ -647,8 +636,8 @@ public final class Volume implements AutoCloseable {
      * find them (a read-only look, under the shared lock): for crash tests that damage one on purpose.
      */
     public static List<Journal.LoggedTransaction> journalTransactions(Path image) {
-        try (FileChannel ch = FileChannel.open(image, StandardOpenOption.READ)) {
-            lock(ch, image, true);
+        try (ImageLock held = ImageLock.shared(image)) {
+            FileChannel ch = held.channel();
             Superblock sb = readSuperblock(ch, image);
             int bs = sb.layout().blockSize();
             return Journal.scan(sb.layout(), sb.uuidBytes(), b -> {

@@ -7,7 +7,8 @@ package org.blockyard.runtime.volume;
 public abstract sealed class VolumeException extends RuntimeException
         permits VolumeException.NotAVolume, VolumeException.NewerFormat, VolumeException.Truncated,
         VolumeException.Corrupt, VolumeException.NoSuchFile, VolumeException.JournalFailed, VolumeException.InUse,
-        VolumeException.WouldOverwrite, VolumeException.JournalDamaged {
+        VolumeException.WouldOverwrite, VolumeException.JournalDamaged, VolumeException.NotAnImage,
+        VolumeException.CannotOpen {
 
     protected VolumeException(String message, Throwable cause) {
         super(message, cause);
@@ -79,7 +80,10 @@ public abstract sealed class VolumeException extends RuntimeException
         public JournalFailed(String message, Throwable cause) { super(message, cause); }
     }
 
-    /** Another process (or another open in this one) has the volume open. */
+    /**
+     * Another process (or another open in this one) has the volume open. A refusal in this process opens no
+     * descriptor of the image, so the holder's lock stays (see {@code ImageLock}).
+     */
     public static final class InUse extends VolumeException {
         public InUse(String message) { super(message, null); }
     }
@@ -117,5 +121,21 @@ public abstract sealed class VolumeException extends RuntimeException
         public long skippedBlocks() {
             return skippedBlocks;
         }
+    }
+
+    /**
+     * The path names something that cannot hold a volume: a directory, a FIFO, a character device (such as
+     * /dev/null) or a socket. Only a regular file or a block device is an image; the path was not opened.
+     */
+    public static final class NotAnImage extends VolumeException {
+        public NotAnImage(String message) { super(message, null); }
+    }
+
+    /**
+     * The image could not be opened: "cannot open IMAGE: permission denied", a read-only file system, an I/O
+     * error. The cause is the {@link java.io.IOException} the open threw.
+     */
+    public static final class CannotOpen extends VolumeException {
+        public CannotOpen(String message, java.io.IOException cause) { super(message, cause); }
     }
 }
