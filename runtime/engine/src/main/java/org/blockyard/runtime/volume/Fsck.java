@@ -99,8 +99,8 @@ public final class Fsck {
      * power-cut tests record them and replay every prefix.
      */
     static Result repairInto(Path image, Writes out) {
-        try (FileChannel ch = FileChannel.open(image, StandardOpenOption.READ)) {
-            return new Fsck(true).run(image, ch, out);
+        try (ImageLock held = ImageLock.shared(image)) {
+            return new Fsck(true).run(image, held.channel(), out);
         } catch (IOException e) {
             throw new UncheckedIOException("fsck " + image + ": " + e.getMessage(), e);
         }
