@@ -47,6 +47,10 @@ public final class Metadata {
         long[] firstLogical = new long[0];
         /** Every slot is rewritten at the next layout: the entry is new, loaded, or marked for a rewrite. */
         boolean relayAll = true;
+        /** The lowest logical block whose run changed since the last layout (from its map); MAX_VALUE: none. */
+        long changedFrom = Long.MAX_VALUE;
+        /** The table blocks the next layout rewrites, as counted in {@link #pendingBlocks()}. */
+        int dirtyBlocks;
 
         Entry(long id, int kind, String name) {
             this.id = id;
@@ -94,6 +98,8 @@ public final class Metadata {
     private final boolean[] descriptorCurrent; // the commit number in which a group's bitmap and descriptor went into txDirty
     private long commitNumber = 1;
     private final java.util.Set<Entry> dirtyEntries = new java.util.LinkedHashSet<>();
+    /** The table blocks the dirty entries' next layouts rewrite, summed: their {@link Entry#dirtyBlocks}. */
+    private long entryDirtyBlocks;
 
     private Metadata(Superblock sb) {
         this.superblock = sb;
@@ -523,7 +529,34 @@ public final class Metadata {
         Entry e = new Entry(id, kind, name);
         entries.put(id, e);
         byName.put(key(kind, name), e);
+        changed(e);
+    }
+
+    /**
+     * Marks {@code e} for the next layout, and counts the table blocks that layout will rewrite, as
+     * {@link #layOut} decides them: a transaction's size is known before its entries are laid out.
+     */
+    private void changed(Entry e) {
+        long from = e.map.takeChangedFrom();
+        if (from < e.changedFrom) e.changedFrom = from;
         dirtyEntries.add(e);
+        int blocks = blocksToRewrite(e);
+        entryDirtyBlocks += blocks - e.dirtyBlocks;
+        e.dirtyBlocks = blocks;
+    }
+
+    /** The table blocks {@link #layOut} rewrites for {@code e} now, its freed ones included. */
+    private int blocksToRewrite(Entry e) {
+        if (!e.relayAll && e.changedFrom == Long.MAX_VALUE) return 0;
+        int need = slotsFor(e.map.size()), old = e.slots.length;
+        if (e.relayAll || need != old) return Math.max(need, old);
+        return need - slotHolding(e.firstLogical, e.changedFrom);
+    }
+
+    /** The table blocks an entry of {@code runs} runs takes: every block but the last is full. */
+    private int slotsFor(int runs) {
+        int per = layout.extentsPerTableBlock();
+        return Math.max(1, (runs + per - 1) / per);
     }
 
     /**
@@ -536,8 +569,9 @@ public final class Metadata {
         if (e.map.size() > 0)
             throw new IllegalStateException("journal record deletes entry " + e.name + " with " + e.map.size()
                     + " runs");
-        byName.remove(key(e.kind, e.name));
-        dirtyEntries.remove(e);
+        byName.remove(key(e.kind, e.name), e);
+        if (dirtyEntries.remove(e)) entryDirtyBlocks -= e.dirtyBlocks;
+        e.dirtyBlocks = 0;
         for (int s : e.slots) {
             slotOwner[s] = 0;
             freeSlotHint = Math.min(freeSlotHint, s);
@@ -550,7 +584,7 @@ public final class Metadata {
         Entry e = entries.get(id);
         if (e == null) throw new IllegalStateException("journal record for unknown file id " + id);
         e.map.apply(change, logical, physical, blocks);
-        dirtyEntries.add(e);
+        changed(e);
     }
 
     public void ownerChanged(long id, List<Extent> extents, boolean add) {
@@ -560,12 +594,16 @@ public final class Metadata {
             if (add) e.map.put(x.start(), x.start(), x.blocks(), false);
             else e.map.remove(x.start(), x.blocks(), false);
         }
-        dirtyEntries.add(e);
+        changed(e);
     }
 
-    /** Blocks a commit of everything applied so far would log (entries are laid out in the table first). */
+    /**
+     * Blocks a commit of everything applied so far would log, at most: the bitmaps and descriptors changed, and
+     * the table blocks the changed entries' layouts will rewrite (an entry changed before its first extent
+     * rewrites its whole chain: it counts as that many, not as one).
+     */
     public int pendingBlocks() {
-        return txDirty.size() + dirtyEntries.size();
+        return (int) Math.min(Integer.MAX_VALUE, txDirty.size() + entryDirtyBlocks);
     }
 
     /**
@@ -575,8 +613,16 @@ public final class Metadata {
      * @throws VolumeException.Corrupt when the file table is full (FILE_TABLE)
      */
     public List<Long> takeCommit() {
-        for (Entry e : dirtyEntries) layOut(e);
+        // Chains that keep or lose blocks first: a chain that grows may take the blocks another gives up in the
+        // same commit (the catalog counted them free once the record that frees them was appended).
+        List<Entry> growing = new ArrayList<>();
+        for (Entry e : dirtyEntries) {
+            if (slotsFor(e.map.size()) > e.slots.length) growing.add(e);
+            else layOut(e);
+        }
+        for (Entry e : growing) layOut(e);
         dirtyEntries.clear();
+        entryDirtyBlocks = 0;
         List<Long> out = new ArrayList<>(txDirty);
         txDirty.clear();
         commitNumber++;
@@ -590,7 +636,9 @@ public final class Metadata {
      * new, loaded, or marked for a rewrite.
      */
     private void layOut(Entry e) {
-        long from = e.map.takeChangedFrom();
+        long from = Math.min(e.changedFrom, e.map.takeChangedFrom());
+        e.changedFrom = Long.MAX_VALUE;
+        e.dirtyBlocks = 0;
         if (!e.relayAll && from == Long.MAX_VALUE) return; // recorded, but nothing in the map changed
         int per = layout.extentsPerTableBlock();
         int k = e.relayAll ? 0 : slotHolding(e.firstLogical, from);
@@ -746,7 +794,7 @@ public final class Metadata {
         for (int k = 0; k < layout.gdtBlocks(); k++) dirty(layout.gdtStart() + k);
         for (Entry e : entries.values()) {
             e.relayAll = true;
-            dirtyEntries.add(e);
+            changed(e);
         }
         for (int s = 0; s < slotOwner.length; s++) if (slotOwner[s] == 0) dirty(layout.fileTableStart() + s);
     }

@@ -197,6 +197,10 @@ public final class VolumeAllocator implements BlockAllocator {
      * As {@link #allocate(long, int, long, long)}, the extents belonging to {@code owner}. The groups claim the
      * blocks (and journal the claims) before the owner's record is appended: a crash between the two leaves
      * them used and owned by no one, which recovery frees; the call was not acknowledged.
+     *
+     * <p>An allocation that would leave the owner more extents (runs, once adjacent ones are merged) than one
+     * file-table entry may hold ({@link Layout#maxEntryExtents()}), or its entry more blocks than the file table
+     * has left, is refused with NoSpace and its blocks go back: nothing changes.
      */
     public CompletionStage<List<Extent>> allocate(String owner, long wantBlocks, int unitBlocks, long maxExtentBlocks,
                                                   long hint) {
@@ -209,23 +213,54 @@ public final class VolumeAllocator implements BlockAllocator {
             return failed(full);
         }
         return actors.allocate(wantBlocks, unitBlocks, maxExtentBlocks, hint).thenCompose(extents -> {
-            long id;
-            try {
-                id = catalog.idOf(Metadata.KIND_OWNER, owner);
-            } catch (AllocationException.NoSpace full) { // another owner took the last slot meanwhile
-                return actors.release(extents).thenCompose(v -> CompletableFuture.<List<Extent>>failedFuture(full));
-            }
-            long record;
+            AllocationException.NoSpace refused;
+            long record = 0;
             // The record is appended under the same lock as the change, so the journal holds the owners' changes in
             // the order memory made them (a release of these extents cannot be journalled before their allocation).
             synchronized (owned) {
-                ExtentMap m = owned.computeIfAbsent(owner, k -> catalog.mirror(id));
-                for (Extent e : extents) m.put(e.start(), e.start(), e.blocks(), false);
-                catalog.counted(m);
-                record = journal.append(new JournalRecord.Owner(id, List.copyOf(extents), true));
+                refused = take(owner, extents);
+                if (refused == null) {
+                    record = journal.append(new JournalRecord.Owner(catalog.existing(Metadata.KIND_OWNER, owner),
+                            List.copyOf(extents), true));
+                    catalog.counted(owned.get(owner)); // runs merged may give slots back, now that the record is in
+                }
+            }
+            if (refused != null) { // the blocks go back to their groups: nothing of this call is kept
+                AllocationException.NoSpace why = refused;
+                return actors.release(extents).thenCompose(v -> CompletableFuture.<List<Extent>>failedFuture(why));
             }
             return acknowledged(record, extents);
         });
+    }
+
+    /**
+     * Adds {@code extents} to {@code owner}'s map, its entry created (and its slots counted) when it is new;
+     * answers the refusal instead, nothing changed, when the owner or the file table cannot hold them. The
+     * caller holds {@link #owned}.
+     */
+    private AllocationException.NoSpace take(String owner, List<Extent> extents) {
+        ExtentMap m = owned.get(owner);
+        if (m == null) {
+            ExtentMap alone = new ExtentMap();
+            for (Extent e : extents) alone.put(e.start(), e.start(), e.blocks(), false);
+            if (alone.size() > catalog.maxRuns())
+                return catalog.tooManyRuns(Metadata.KIND_OWNER, owner, 0, alone.size());
+            long id;
+            try {
+                id = catalog.idOf(Metadata.KIND_OWNER, owner, catalog.slotsFor(alone.size()));
+            } catch (AllocationException.NoSpace full) { // another owner took the last slot meanwhile
+                return full;
+            }
+            m = catalog.mirror(id);
+            owned.put(owner, m);
+            for (Extent e : extents) m.put(e.start(), e.start(), e.blocks(), false);
+            return null;
+        }
+        int before = m.size();
+        for (Extent e : extents) m.put(e.start(), e.start(), e.blocks(), false);
+        AllocationException.NoSpace refused = catalog.grow(m, before, m.size(), Metadata.KIND_OWNER, owner);
+        if (refused != null) for (Extent e : extents) m.remove(e.start(), e.blocks(), false); // as it was
+        return refused;
     }
 
     @Override
@@ -235,7 +270,9 @@ public final class VolumeAllocator implements BlockAllocator {
 
     /**
      * Frees extents {@code owner} holds, all or none: an extent (or part of one) it does not hold, or a null
-     * argument, is refused with InvalidRequest naming it, and nothing changes.
+     * argument, is refused with InvalidRequest naming it, and nothing changes. A release that cuts runs in two
+     * and would leave the owner more extents than one entry may hold (or its entry more blocks than the file
+     * table has left) is refused with NoSpace, as ext4 refuses a hole it has no room to record.
      *
      * <p>The owner's record is journalled before any group can free a block of it: once a group has freed a
      * block, an allocation may get it and journal it for its new owner, and that record must come after this
@@ -263,7 +300,13 @@ public final class VolumeAllocator implements BlockAllocator {
                             + owner + "': refused, nothing freed"));
             }
             id = catalog.existing(Metadata.KIND_OWNER, owner);
+            int before = m.size();
             for (Extent e : list) m.remove(e.start(), e.blocks(), false);
+            AllocationException.NoSpace refused = catalog.grow(m, before, m.size(), Metadata.KIND_OWNER, owner);
+            if (refused != null) {
+                for (Extent e : list) m.put(e.start(), e.start(), e.blocks(), false); // as it was
+                return failed(refused);
+            }
             journal.append(new JournalRecord.Owner(id, list, false));
             catalog.counted(m);
         }
@@ -279,8 +322,15 @@ public final class VolumeAllocator implements BlockAllocator {
             long record;
             synchronized (owned) {
                 ExtentMap m = owned.get(owner);
+                int before = m.size();
                 for (Extent e : list) m.put(e.start(), e.start(), e.blocks(), false);
-                catalog.counted(m);
+                AllocationException.NoSpace full = catalog.grow(m, before, m.size(), Metadata.KIND_OWNER, owner);
+                if (full != null) { // what the owner took meanwhile leaves no room: the extents stay released
+                    for (Extent e : list) m.remove(e.start(), e.blocks(), false);
+                    AllocationException told = new AllocationException.Failed(partly(owner, list, cause)
+                            + "; with what it took meanwhile, its file-table entry could not hold them again");
+                    return journal.sync().<Void>handle((x, e) -> { throw told; });
+                }
                 record = journal.append(new JournalRecord.Owner(id, list, true));
             }
             return journal.durableThrough(record).<Void>handle((x, e) -> {
