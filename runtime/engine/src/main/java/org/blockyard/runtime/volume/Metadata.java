@@ -34,7 +34,12 @@ import org.blockyard.runtime.volume.VolumeException.Structure;
  */
 public final class Metadata {
     public static final int KIND_FILE = 1, KIND_OWNER = 2;
-    private static final int TABLE_MAGIC = 0x54465942; // "BYFT"
+    /**
+     * The kind of a free file-table slot: the table magic, entry id 0, nothing else, and the checksum every table
+     * block carries. A slot that reads as zeros, has no magic or fails its checksum is damage, never a free slot.
+     */
+    static final int KIND_FREE = 0;
+    static final int TABLE_MAGIC = 0x54465942; // "BYFT"
 
     /** A named file (logical map) or an extent-API owner (logical == physical). */
     public static final class Entry {
@@ -318,6 +323,11 @@ public final class Metadata {
         return out;
     }
 
+    /**
+     * Reads every slot of the file table. Each one, free or not, carries the magic and its checksum: a slot that
+     * is all zeros (a block zeroed or never written), has no magic, fails its checksum, or says free with an
+     * entry id or an unknown kind, is damage: reported (strict: thrown), and none of it used.
+     */
     private void loadTable(BlockReader reader, Problems p) {
         Map<Long, List<byte[]>> chains = new LinkedHashMap<>();
         Map<Long, List<Integer>> chainSlots = new HashMap<>();
@@ -326,9 +336,9 @@ public final class Metadata {
             byte[] b = reader.read(block);
             ByteBuffer o = Layout.le(b);
             int magic = o.getInt(0);
-            if (magic == 0) continue;
             if (magic != TABLE_MAGIC) {
-                p.corrupt(Structure.FILE_TABLE, block, "slot " + slot + " has no file-table magic");
+                p.corrupt(Structure.FILE_TABLE, block, "slot " + slot + (allZero(b) ? " reads as zeros (a free slot"
+                        + " has the table magic and a checksum: the block was zeroed or lost)" : " has no file-table magic"));
                 continue;
             }
             if (o.getInt(4) != Layout.crc(seed, block, b, 8, b.length - 8)) {
@@ -336,6 +346,12 @@ public final class Metadata {
                 continue;
             }
             long id = o.getLong(8);
+            int kind = o.getInt(16);
+            if (kind == KIND_FREE && id == 0) continue; // a free slot
+            if (id == 0 || (kind != KIND_FILE && kind != KIND_OWNER)) {
+                p.corrupt(Structure.FILE_TABLE, block, "slot " + slot + " holds entry id " + id + " of kind " + kind);
+                continue;
+            }
             chains.computeIfAbsent(id, k -> new ArrayList<>()).add(b);
             chainSlots.computeIfAbsent(id, k -> new ArrayList<>()).add(slot);
         }
@@ -392,6 +408,11 @@ public final class Metadata {
             entries.put(e.id, e);
             byName.put(key(e.kind, e.name), e);
         }
+    }
+
+    private static boolean allZero(byte[] b) {
+        for (byte x : b) if (x != 0) return false;
+        return true;
     }
 
     // ---- views ----------------------------------------------------------------------------------------
@@ -560,8 +581,8 @@ public final class Metadata {
     }
 
     /**
-     * A deleted entry: its name is free, and its file-table blocks with it (written as zeros with this commit,
-     * unless a new entry takes them in it). Its map is empty: the records that freed its blocks came first.
+     * A deleted entry: its name is free, and its file-table blocks with it (written as free slots with this
+     * commit, unless a new entry takes them in it). Its map is empty: the records that freed its blocks came first.
      */
     public void deleted(long id) {
         Entry e = entries.remove(id);
@@ -846,7 +867,11 @@ public final class Metadata {
         if (block >= layout.fileTableStart() && block < layout.journalStart()) {
             int slot = (int) (block - layout.fileTableStart());
             Entry e = entries.get(slotOwner[slot]);
-            if (e == null) return; // free slot: zeros
+            if (e == null) { // a free slot: the magic, entry id and kind 0, its checksum
+                o.putInt(0, TABLE_MAGIC);
+                o.putInt(4, Layout.crc(seed, block, into, at + 8, bs - 8));
+                return;
+            }
             int index = slotIndex[slot];
             int per = layout.extentsPerTableBlock();
             Iterator<ExtentMap.Run> runs = e.map.from(index == 0 ? Long.MIN_VALUE : e.firstLogical[index]);
