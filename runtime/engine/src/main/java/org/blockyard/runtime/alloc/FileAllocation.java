@@ -19,8 +19,9 @@ import org.blockyard.api.alloc.MapRequest;
  * once if that gave anything back (ext4's discard-and-retry before ENOSPC).
  *
  * <p>The checks, shared with truncate and the unwritten-extent calls ({@link #checkRange}): a file must
- * be open; logical blocks lie in {@code [0, FileState.MAX_LOGICAL_BLOCKS)} and a count is at least 1. A
- * refused request changes nothing.
+ * be open; logical blocks lie in {@code [0, FileState.MAX_LOGICAL_BLOCKS)} and a count is at least 1; a
+ * request that would give the file more extents than its {@link FileState.ExtentBound} allows (a durable
+ * volume's file table) is refused with that bound's answer. A refused request changes nothing.
  */
 final class FileAllocation {
 
@@ -137,6 +138,11 @@ final class FileAllocation {
             return new AllocationException.OutOfRange(call + " of " + blocks + " blocks at logical block " + logical
                     + " of " + file.name + " reaches past the largest file, " + FileState.MAX_LOGICAL_BLOCKS
                     + " blocks");
+        // A conversion or a discard in the middle of an unwritten run cuts it: the file may not hold that many.
+        if (call.equals("markWritten"))
+            return file.refuseGrowth(call, file.extentCountAfterMarkWritten(logical, blocks));
+        if (call.equals("discardUnwritten"))
+            return file.refuseGrowth(call, file.extentCountAfterDiscard(logical, blocks));
         return null;
     }
 
@@ -159,6 +165,8 @@ final class FileAllocation {
         BlockRun mapped = file.lookup(logical, maxBlocks);
         if (mapped != null) return Reply.ok(mapped);
         if (!create) return Reply.ok(new BlockRun(logical, -1, 0, false, false));
+        bad = file.refuseGrowth("getBlocks", file.extentCount() + 1); // the run it maps may be one of its own
+        if (bad != null) return Reply.fail(bad);
         BlockRun pre = file.takePrealloc(logical, file.holeLength(logical, maxBlocks));
         return pre != null ? Reply.ok(pre) : null;
     }

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
+import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
 
@@ -54,6 +55,20 @@ public final class FileState {
     }
 
     private Listener listener = Listener.NONE;
+
+    /**
+     * Says whether the file may hold more extents, before a change that would give it more is made: a durable
+     * volume's file table holds a bounded number per file (and may count the room as taken). Null: it may.
+     */
+    @FunctionalInterface
+    public interface ExtentBound {
+        ExtentBound NONE = (file, call, extents) -> null;
+
+        /** Null when {@code file} may hold {@code extents} extents after {@code call}; else the refusal. */
+        AllocationException refuse(FileState file, String call, int extents);
+    }
+
+    private ExtentBound bound = ExtentBound.NONE;
     // MAPPED changes held back while a batch is served (holdMapped): one run, reported as one change.
     private boolean holding;
     private long heldLogical, heldPhysical, heldBlocks; // heldBlocks == 0: nothing held
@@ -110,6 +125,16 @@ public final class FileState {
     /** Has every later change of the extent map reported to {@code listener}; the map's owner calls it. */
     public void listen(Listener listener) {
         this.listener = listener == null ? Listener.NONE : listener;
+    }
+
+    /** Has every change that would give the file more extents asked of {@code bound} first. */
+    public void bound(ExtentBound bound) {
+        this.bound = bound == null ? ExtentBound.NONE : bound;
+    }
+
+    /** The refusal of {@code call} when it would leave the file {@code extents} extents, more than it may hold; else null. */
+    AllocationException refuseGrowth(String call, int extents) {
+        return extents <= map.size() ? null : bound.refuse(this, call, extents);
     }
 
     /**
@@ -294,6 +319,48 @@ public final class FileState {
         if (next == null) return;
         map.remove(at);
         put(at, next[PHYSICAL], next[BLOCKS], next[UNWRITTEN] != 0);
+    }
+
+    /** The extents {@link #markWritten} of {@code [logical, logical + blocks)} would leave; changes nothing. */
+    public int extentCountAfterMarkWritten(long logical, long blocks) {
+        return extentCountAfter(logical, logical + blocks, false);
+    }
+
+    /** The extents {@link #discardUnwritten} of {@code [logical, logical + blocks)} would leave; changes nothing. */
+    public int extentCountAfterDiscard(long logical, long blocks) {
+        return extentCountAfter(logical, logical + blocks, true);
+    }
+
+    /**
+     * The map's size after the unwritten runs in {@code [from, to)} become written, or are unmapped with
+     * {@code discard}: the runs that meet the range or touch its ends are cut at its ends, changed, and merged
+     * where they continue each other in one state, as the change itself leaves them (runs further away keep
+     * their neighbours).
+     */
+    private int extentCountAfter(long from, long to, boolean discard) {
+        Map.Entry<Long, long[]> before = map.lowerEntry(from);
+        Long first = before != null && before.getKey() + before.getValue()[BLOCKS] >= from ? before.getKey()
+                : map.ceilingKey(from);
+        if (first == null || first > to) return map.size();
+        int window = 0, after = 0;
+        long[] last = null; // the last piece kept: {logical, physical, blocks, unwritten}
+        for (Map.Entry<Long, long[]> e : map.subMap(first, true, to, true).entrySet()) {
+            window++;
+            long l = e.getKey(), end = l + e.getValue()[BLOCKS], p = e.getValue()[PHYSICAL], u = e.getValue()[UNWRITTEN];
+            long a = Math.min(Math.max(l, from), end), b = Math.max(a, Math.min(end, to));
+            long[][] pieces = {{l, p, a - l, u}, {a, p + (a - l), b - a, u != 0 && !discard ? 0 : u}, {b, p + (b - l), end - b, u}};
+            for (int i = 0; i < 3; i++) {
+                long[] piece = pieces[i];
+                if (piece[2] == 0 || (i == 1 && discard && u != 0)) continue;
+                if (last != null && last[0] + last[2] == piece[0] && last[1] + last[2] == piece[1] && last[3] == piece[3]) {
+                    last[2] += piece[2];
+                } else {
+                    last = piece;
+                    after++;
+                }
+            }
+        }
+        return map.size() - window + after;
     }
 
     /** The unwritten runs in {@code [logical, logical + blocks)} as physical extents; changes nothing. */

@@ -189,7 +189,8 @@ public final class Fsck {
                 case FILE_TABLE -> {
                     tableBad[0] = true;
                     problem(1, Kind.FILE_TABLE_CHECKSUM, "file table block " + block + ": " + what
-                            + "; the entry is unreadable (restore it, or clear the slot by hand)", false);
+                            + "; the entry in it is unreadable, so no leak is freed (restore the block from a copy)",
+                            false);
                 }
                 default -> problem(1, Kind.JOURNAL, s + " block " + block + ": " + what, false);
             }

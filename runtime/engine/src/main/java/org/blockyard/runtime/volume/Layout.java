@@ -124,6 +124,40 @@ public record Layout(Geometry geometry, int gdtBlocks, int fileTableBlocks, int 
         return (blockSize() - TABLE_HEADER_BYTES) / TABLE_EXTENT_BYTES;
     }
 
+    /**
+     * The most blocks the journal's running transaction holds before it is closed, at its largest whatever
+     * {@code max-transaction-blocks} says: half the log less two, and no more than one descriptor block lists
+     * (the journal's own cap, {@code Journal.maxTransactionBlocks}, is at most this).
+     */
+    public int maxTransactionBlocks() {
+        return Math.max(1, Math.min(Journal.descriptorCapacity(blockSize()), (journalBlocks - 1) / 2 - 2));
+    }
+
+    /**
+     * The most file-table blocks one entry (a file or an extent owner) may take: any single change to an entry
+     * of this many blocks fits one transaction and the table. A change before an entry's first extent, or one
+     * that makes its chain longer or shorter, rewrites every block of the chain; the journal takes records into
+     * the running transaction while it counts fewer than {@link #maxTransactionBlocks()} less (bitmap blocks +
+     * 2), so the record that comes last may find that many blocks there before it; and the transaction, with
+     * its descriptor and commit blocks, has to fit the log ({@code journal-blocks - 1}). At most the table.
+     */
+    public int maxEntryTableBlocks() {
+        int log = journalBlocks - 1;
+        int before = Math.max(0, maxTransactionBlocks() - (bitmapBlocks() + 2) - 1);
+        int s = log - before;
+        while (s > 1 && Journal.transactionBlocks(before + s, blockSize()) > log) s--;
+        return Math.max(1, Math.min(fileTableBlocks, s));
+    }
+
+    /**
+     * The most extents (runs of an extent map) one entry may hold: {@link #maxEntryTableBlocks()} blocks of
+     * {@link #extentsPerTableBlock()}. An allocation, a release or a map change that would take an entry past
+     * it is refused with {@code NoSpace}.
+     */
+    public int maxEntryExtents() {
+        return (int) Math.min(Integer.MAX_VALUE, (long) maxEntryTableBlocks() * extentsPerTableBlock());
+    }
+
     /** Groups that carry a backup superblock: 1 and the powers of 3, 5 and 7 (ext2's sparse_super). */
     public static boolean hasBackup(int group) {
         if (group == 0) return false;

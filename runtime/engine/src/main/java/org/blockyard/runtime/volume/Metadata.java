@@ -34,7 +34,12 @@ import org.blockyard.runtime.volume.VolumeException.Structure;
  */
 public final class Metadata {
     public static final int KIND_FILE = 1, KIND_OWNER = 2;
-    private static final int TABLE_MAGIC = 0x54465942; // "BYFT"
+    /**
+     * The kind of a free file-table slot: the table magic, entry id 0, nothing else, and the checksum every table
+     * block carries. A slot that reads as zeros, has no magic or fails its checksum is damage, never a free slot.
+     */
+    static final int KIND_FREE = 0;
+    static final int TABLE_MAGIC = 0x54465942; // "BYFT"
 
     /** A named file (logical map) or an extent-API owner (logical == physical). */
     public static final class Entry {
@@ -47,6 +52,10 @@ public final class Metadata {
         long[] firstLogical = new long[0];
         /** Every slot is rewritten at the next layout: the entry is new, loaded, or marked for a rewrite. */
         boolean relayAll = true;
+        /** The lowest logical block whose run changed since the last layout (from its map); MAX_VALUE: none. */
+        long changedFrom = Long.MAX_VALUE;
+        /** The table blocks the next layout rewrites, as counted in {@link #pendingBlocks()}. */
+        int dirtyBlocks;
 
         Entry(long id, int kind, String name) {
             this.id = id;
@@ -94,6 +103,8 @@ public final class Metadata {
     private final boolean[] descriptorCurrent; // the commit number in which a group's bitmap and descriptor went into txDirty
     private long commitNumber = 1;
     private final java.util.Set<Entry> dirtyEntries = new java.util.LinkedHashSet<>();
+    /** The table blocks the dirty entries' next layouts rewrite, summed: their {@link Entry#dirtyBlocks}. */
+    private long entryDirtyBlocks;
 
     private Metadata(Superblock sb) {
         this.superblock = sb;
@@ -312,6 +323,11 @@ public final class Metadata {
         return out;
     }
 
+    /**
+     * Reads every slot of the file table. Each one, free or not, carries the magic and its checksum: a slot that
+     * is all zeros (a block zeroed or never written), has no magic, fails its checksum, or says free with an
+     * entry id or an unknown kind, is damage: reported (strict: thrown), and none of it used.
+     */
     private void loadTable(BlockReader reader, Problems p) {
         Map<Long, List<byte[]>> chains = new LinkedHashMap<>();
         Map<Long, List<Integer>> chainSlots = new HashMap<>();
@@ -320,9 +336,9 @@ public final class Metadata {
             byte[] b = reader.read(block);
             ByteBuffer o = Layout.le(b);
             int magic = o.getInt(0);
-            if (magic == 0) continue;
             if (magic != TABLE_MAGIC) {
-                p.corrupt(Structure.FILE_TABLE, block, "slot " + slot + " has no file-table magic");
+                p.corrupt(Structure.FILE_TABLE, block, "slot " + slot + (allZero(b) ? " reads as zeros (a free slot"
+                        + " has the table magic and a checksum: the block was zeroed or lost)" : " has no file-table magic"));
                 continue;
             }
             if (o.getInt(4) != Layout.crc(seed, block, b, 8, b.length - 8)) {
@@ -330,6 +346,12 @@ public final class Metadata {
                 continue;
             }
             long id = o.getLong(8);
+            int kind = o.getInt(16);
+            if (kind == KIND_FREE && id == 0) continue; // a free slot
+            if (id == 0 || (kind != KIND_FILE && kind != KIND_OWNER)) {
+                p.corrupt(Structure.FILE_TABLE, block, "slot " + slot + " holds entry id " + id + " of kind " + kind);
+                continue;
+            }
             chains.computeIfAbsent(id, k -> new ArrayList<>()).add(b);
             chainSlots.computeIfAbsent(id, k -> new ArrayList<>()).add(slot);
         }
@@ -386,6 +408,11 @@ public final class Metadata {
             entries.put(e.id, e);
             byName.put(key(e.kind, e.name), e);
         }
+    }
+
+    private static boolean allZero(byte[] b) {
+        for (byte x : b) if (x != 0) return false;
+        return true;
     }
 
     // ---- views ----------------------------------------------------------------------------------------
@@ -523,12 +550,39 @@ public final class Metadata {
         Entry e = new Entry(id, kind, name);
         entries.put(id, e);
         byName.put(key(kind, name), e);
-        dirtyEntries.add(e);
+        changed(e);
     }
 
     /**
-     * A deleted entry: its name is free, and its file-table blocks with it (written as zeros with this commit,
-     * unless a new entry takes them in it). Its map is empty: the records that freed its blocks came first.
+     * Marks {@code e} for the next layout, and counts the table blocks that layout will rewrite, as
+     * {@link #layOut} decides them: a transaction's size is known before its entries are laid out.
+     */
+    private void changed(Entry e) {
+        long from = e.map.takeChangedFrom();
+        if (from < e.changedFrom) e.changedFrom = from;
+        dirtyEntries.add(e);
+        int blocks = blocksToRewrite(e);
+        entryDirtyBlocks += blocks - e.dirtyBlocks;
+        e.dirtyBlocks = blocks;
+    }
+
+    /** The table blocks {@link #layOut} rewrites for {@code e} now, its freed ones included. */
+    private int blocksToRewrite(Entry e) {
+        if (!e.relayAll && e.changedFrom == Long.MAX_VALUE) return 0;
+        int need = slotsFor(e.map.size()), old = e.slots.length;
+        if (e.relayAll || need != old) return Math.max(need, old);
+        return need - slotHolding(e.firstLogical, e.changedFrom);
+    }
+
+    /** The table blocks an entry of {@code runs} runs takes: every block but the last is full. */
+    private int slotsFor(int runs) {
+        int per = layout.extentsPerTableBlock();
+        return Math.max(1, (runs + per - 1) / per);
+    }
+
+    /**
+     * A deleted entry: its name is free, and its file-table blocks with it (written as free slots with this
+     * commit, unless a new entry takes them in it). Its map is empty: the records that freed its blocks came first.
      */
     public void deleted(long id) {
         Entry e = entries.remove(id);
@@ -536,8 +590,9 @@ public final class Metadata {
         if (e.map.size() > 0)
             throw new IllegalStateException("journal record deletes entry " + e.name + " with " + e.map.size()
                     + " runs");
-        byName.remove(key(e.kind, e.name));
-        dirtyEntries.remove(e);
+        byName.remove(key(e.kind, e.name), e);
+        if (dirtyEntries.remove(e)) entryDirtyBlocks -= e.dirtyBlocks;
+        e.dirtyBlocks = 0;
         for (int s : e.slots) {
             slotOwner[s] = 0;
             freeSlotHint = Math.min(freeSlotHint, s);
@@ -550,7 +605,7 @@ public final class Metadata {
         Entry e = entries.get(id);
         if (e == null) throw new IllegalStateException("journal record for unknown file id " + id);
         e.map.apply(change, logical, physical, blocks);
-        dirtyEntries.add(e);
+        changed(e);
     }
 
     public void ownerChanged(long id, List<Extent> extents, boolean add) {
@@ -560,12 +615,16 @@ public final class Metadata {
             if (add) e.map.put(x.start(), x.start(), x.blocks(), false);
             else e.map.remove(x.start(), x.blocks(), false);
         }
-        dirtyEntries.add(e);
+        changed(e);
     }
 
-    /** Blocks a commit of everything applied so far would log (entries are laid out in the table first). */
+    /**
+     * Blocks a commit of everything applied so far would log, at most: the bitmaps and descriptors changed, and
+     * the table blocks the changed entries' layouts will rewrite (an entry changed before its first extent
+     * rewrites its whole chain: it counts as that many, not as one).
+     */
     public int pendingBlocks() {
-        return txDirty.size() + dirtyEntries.size();
+        return (int) Math.min(Integer.MAX_VALUE, txDirty.size() + entryDirtyBlocks);
     }
 
     /**
@@ -575,8 +634,16 @@ public final class Metadata {
      * @throws VolumeException.Corrupt when the file table is full (FILE_TABLE)
      */
     public List<Long> takeCommit() {
-        for (Entry e : dirtyEntries) layOut(e);
+        // Chains that keep or lose blocks first: a chain that grows may take the blocks another gives up in the
+        // same commit (the catalog counted them free once the record that frees them was appended).
+        List<Entry> growing = new ArrayList<>();
+        for (Entry e : dirtyEntries) {
+            if (slotsFor(e.map.size()) > e.slots.length) growing.add(e);
+            else layOut(e);
+        }
+        for (Entry e : growing) layOut(e);
         dirtyEntries.clear();
+        entryDirtyBlocks = 0;
         List<Long> out = new ArrayList<>(txDirty);
         txDirty.clear();
         commitNumber++;
@@ -590,7 +657,9 @@ public final class Metadata {
      * new, loaded, or marked for a rewrite.
      */
     private void layOut(Entry e) {
-        long from = e.map.takeChangedFrom();
+        long from = Math.min(e.changedFrom, e.map.takeChangedFrom());
+        e.changedFrom = Long.MAX_VALUE;
+        e.dirtyBlocks = 0;
         if (!e.relayAll && from == Long.MAX_VALUE) return; // recorded, but nothing in the map changed
         int per = layout.extentsPerTableBlock();
         int k = e.relayAll ? 0 : slotHolding(e.firstLogical, from);
@@ -746,7 +815,7 @@ public final class Metadata {
         for (int k = 0; k < layout.gdtBlocks(); k++) dirty(layout.gdtStart() + k);
         for (Entry e : entries.values()) {
             e.relayAll = true;
-            dirtyEntries.add(e);
+            changed(e);
         }
         for (int s = 0; s < slotOwner.length; s++) if (slotOwner[s] == 0) dirty(layout.fileTableStart() + s);
     }
@@ -798,7 +867,11 @@ public final class Metadata {
         if (block >= layout.fileTableStart() && block < layout.journalStart()) {
             int slot = (int) (block - layout.fileTableStart());
             Entry e = entries.get(slotOwner[slot]);
-            if (e == null) return; // free slot: zeros
+            if (e == null) { // a free slot: the magic, entry id and kind 0, its checksum
+                o.putInt(0, TABLE_MAGIC);
+                o.putInt(4, Layout.crc(seed, block, into, at + 8, bs - 8));
+                return;
+            }
             int index = slotIndex[slot];
             int per = layout.extentsPerTableBlock();
             Iterator<ExtentMap.Run> runs = e.map.from(index == 0 ? Long.MIN_VALUE : e.firstLogical[index]);

@@ -18,7 +18,12 @@ import org.blockyard.api.alloc.Geometry;
 public record Superblock(Layout layout, UUID uuid, int featuresCompat, int featuresIncompat, int featuresRoCompat,
                          boolean clean, int mounts, long createdSeconds, long writtenSeconds, int copyOf) {
     public static final byte[] MAGIC = "BLKYARD1".getBytes(StandardCharsets.US_ASCII);
-    public static final int VERSION = 1;
+    /**
+     * The format version this code writes and reads. Version 2: a free file-table slot is written with the
+     * table magic and a checksum, so a slot that reads as zeros is damage. Version 1 wrote free slots as zeros,
+     * which cannot be told from a zeroed block (a lost file), so a version-1 volume is refused, not read.
+     */
+    public static final int VERSION = 2;
     public static final int BYTES = 1024;
     /**
      * Incompatible features, which a reader must all know: the metadata journal, extent-mapped files, and
@@ -81,7 +86,8 @@ public record Superblock(Layout layout, UUID uuid, int featuresCompat, int featu
      *
      * @throws VolumeException.NotAVolume  when the magic is wrong
      * @throws VolumeException.Corrupt     when the checksum fails or the geometry is impossible
-     * @throws VolumeException.NewerFormat when the version or an incompatible feature is unknown
+     * @throws VolumeException.NewerFormat when the version (newer, or an older one this code no longer reads)
+     *                                     or an incompatible feature is unknown
      */
     public static Superblock decode(byte[] b, long block, String image) {
         for (int i = 0; i < MAGIC.length; i++)
@@ -94,6 +100,10 @@ public record Superblock(Layout layout, UUID uuid, int featuresCompat, int featu
         if (version > VERSION)
             throw new VolumeException.NewerFormat(image + " has format version " + version + "; this Blockyard reads"
                     + " version " + VERSION + " and older");
+        if (version < VERSION)
+            throw new VolumeException.NewerFormat(image + " has format version " + version + ", whose free file-table"
+                    + " slots are zeros that cannot be told from a lost block; this Blockyard reads version " + VERSION
+                    + ": copy the files off with the release that made the volume, then mkfs it anew");
         int incompat = o.getInt(16);
         if ((incompat & ~KNOWN_INCOMPAT) != 0)
             throw new VolumeException.NewerFormat(image + " needs features 0x" + Integer.toHexString(incompat & ~KNOWN_INCOMPAT)

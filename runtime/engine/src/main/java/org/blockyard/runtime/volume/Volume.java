@@ -463,10 +463,16 @@ public final class Volume implements AutoCloseable {
         /**
          * File-table slots: the table's size, the runs one holds, and the slots every entry's runs need now
          * (guarded by {@code slotLock}). A new entry is admitted while the need stays below the table less a
-         * reserve, which is left for entries that grow: the commit that lays out more than the table holds
-         * cannot be written, and the journal fails, so the error has to come at the entry's creation.
+         * reserve, which is left for entries that grow; an entry grows while the need stays within the table,
+         * and no entry grows past {@code maxRuns} runs (a change to a bigger one might not fit a transaction):
+         * the commit that lays out more than the table holds, or a transaction bigger than the log, cannot be
+         * written, and the journal fails, so the refusal has to come before the record.
+         *
+         * <p>Counts go up before the record that needs the slots is appended, and down only after the record
+         * that frees them: at every point of the journal's order the entries fit the table, so every commit,
+         * which holds a prefix of that order, can be laid out.
          */
-        private final int tableSlots, runsPerSlot, growthReserve;
+        private final int tableSlots, runsPerSlot, growthReserve, maxRuns, maxSlots;
         private final Object slotLock = new Object();
         private long slotsNeeded;
 
@@ -475,6 +481,8 @@ public final class Volume implements AutoCloseable {
             this.tableSlots = meta.layout.fileTableBlocks();
             this.runsPerSlot = meta.layout.extentsPerTableBlock();
             this.growthReserve = meta.layout.fileTableGrowthReserve();
+            this.maxRuns = meta.layout.maxEntryExtents();
+            this.maxSlots = meta.layout.maxEntryTableBlocks();
             for (Metadata.Entry e : meta.entries()) {
                 ExtentMap copy = new ExtentMap();
                 for (ExtentMap.Run r : e.map.runs()) copy.put(r.logical(), r.physical(), r.blocks(), r.unwritten());
@@ -487,13 +495,22 @@ public final class Volume implements AutoCloseable {
             nextId = new AtomicLong(meta.maxEntryId() + 1);
         }
 
-        private int slotsFor(int runs) {
+        /** The table blocks an entry of {@code runs} runs takes. */
+        int slotsFor(int runs) {
             return Math.max(1, (runs + runsPerSlot - 1) / runsPerSlot);
         }
 
-        /** Counts what {@code m}'s runs need now; the caller holds the lock that guards {@code m}. */
+        /**
+         * Counts what {@code m}'s runs need now, after the record that changed them was appended (a growth was
+         * counted by {@link #grow} before it); the caller holds the lock that guards {@code m}.
+         */
         void counted(ExtentMap m) {
-            int need = slotsFor(m.size());
+            counted(m, m.size());
+        }
+
+        /** As {@link #counted(ExtentMap)}, for an entry that will hold {@code runs} runs once its records are in. */
+        private void counted(ExtentMap m, int runs) {
+            int need = slotsFor(Math.max(runs, m.size()));
             if (need == m.slotsCounted) return;
             synchronized (slotLock) {
                 slotsNeeded += need - m.slotsCounted;
@@ -501,24 +518,61 @@ public final class Volume implements AutoCloseable {
             m.slotsCounted = need;
         }
 
+        /** The most runs one entry may hold on this volume ({@link Layout#maxEntryExtents()}). */
+        int maxRuns() {
+            return maxRuns;
+        }
+
         /**
-         * Refuses with NoSpace a new entry the table has no slot for; with {@code take}, counts its first slot.
+         * Counts, before the record that makes them, the slots entry {@code name} (which holds {@code holds} runs)
+         * needs with {@code runs}; answers the refusal instead (nothing counted) when that is more runs than one
+         * entry may hold or more slots than the table has left. The caller holds the lock that guards {@code m}.
          */
-        private void admit(int kind, String name, boolean take) {
+        AllocationException.NoSpace grow(ExtentMap m, int holds, int runs, int kind, String name) {
+            if (runs > maxRuns) return tooManyRuns(kind, name, holds, runs);
+            int need = slotsFor(runs);
+            if (need <= m.slotsCounted) return null;
             synchronized (slotLock) {
-                if (slotsNeeded + 1 > tableSlots - growthReserve) throw full(kind, name);
-                if (take) slotsNeeded++;
+                if (slotsNeeded + need - m.slotsCounted > tableSlots)
+                    return new AllocationException.NoSpace("the file table is full: " + what(kind, name) + " would need "
+                            + need + " of its blocks for " + runs + " extents; of its " + tableSlots + " blocks the "
+                            + "entries there need " + slotsNeeded + " (make the volume with more --file-table-blocks)");
+                slotsNeeded += need - m.slotsCounted;
+            }
+            m.slotsCounted = need;
+            return null;
+        }
+
+        AllocationException.NoSpace tooManyRuns(int kind, String name, int runs, int wouldHold) {
+            return new AllocationException.NoSpace(what(kind, name) + " holds " + runs + " extents and would hold "
+                    + wouldHold + "; one file-table entry of this volume holds at most " + maxRuns + " (" + maxSlots
+                    + " table blocks of " + runsPerSlot + ", so that any change to it fits one journal transaction)"
+                    + ": refused, nothing changed");
+        }
+
+        private static String what(int kind, String name) {
+            return (kind == Metadata.KIND_FILE ? "file '" : "extent owner '") + name + "'";
+        }
+
+        /**
+         * Refuses with NoSpace a new entry the table has no room for, {@code slots} slots; with {@code take},
+         * counts them.
+         */
+        private void admit(int kind, String name, int slots, boolean take) {
+            synchronized (slotLock) {
+                if (slotsNeeded + slots > tableSlots - growthReserve) throw full(kind, name, slots);
+                if (take) slotsNeeded += slots;
             }
         }
 
         /** Refuses with NoSpace, before anything is allocated for it, an entry that is new and would not be admitted. */
         void checkAdmits(int kind, String name) {
-            if (!ids.containsKey(key(kind, name))) admit(kind, name, false);
+            if (!ids.containsKey(key(kind, name))) admit(kind, name, 1, false);
         }
 
-        private AllocationException.NoSpace full(int kind, String name) {
-            return new AllocationException.NoSpace("the file table is full: " + (kind == Metadata.KIND_FILE ? "file '"
-                    : "extent owner '") + name + "' would need a block of it; of its " + tableSlots + " blocks the "
+        private AllocationException.NoSpace full(int kind, String name, int slots) {
+            return new AllocationException.NoSpace("the file table is full: " + what(kind, name) + " would need "
+                    + (slots == 1 ? "a block" : slots + " blocks") + " of it; of its " + tableSlots + " blocks the "
                     + "entries there need " + slotsNeeded + " and " + growthReserve + " are kept for their growth "
                     + "(make the volume with more --file-table-blocks)");
         }
@@ -529,11 +583,16 @@ public final class Volume implements AutoCloseable {
 
         /** The entry id of {@code name}, created (and journalled) when it is new. */
         long idOf(int kind, String name) {
+            return idOf(kind, name, 1);
+        }
+
+        /** As {@link #idOf(int, String)}; a new entry is admitted and counted with {@code slots} slots. */
+        long idOf(int kind, String name, int slots) {
             return ids.computeIfAbsent(key(kind, name), k -> {
-                admit(kind, name, true);
+                admit(kind, name, slots, true);
                 long id = nextId.getAndIncrement();
                 ExtentMap fresh = new ExtentMap();
-                fresh.slotsCounted = 1;
+                fresh.slotsCounted = slots;
                 mirrors.put(id, fresh);
                 kinds.put(id, kind);
                 appended(id, journal.append(new JournalRecord.Create(id, kind, name)));
@@ -573,17 +632,17 @@ public final class Volume implements AutoCloseable {
             return existing(Metadata.KIND_FILE, name) != null;
         }
 
-        /** Forgets the file and journals its deletion; its table slots count no more. */
+        /** Forgets the file and journals its deletion; then its table slots count no more. */
         @Override
         public void deleted(FileState file) {
             ExtentMap m = mirrors.remove(file.id);
-            synchronized (slotLock) {
-                slotsNeeded -= m.slotsCounted;
-            }
             ids.remove(key(Metadata.KIND_FILE, file.name), file.id);
             kinds.remove(file.id);
             lastRecord.remove(file.id);
             journal.append(new JournalRecord.Delete(file.id));
+            synchronized (slotLock) {
+                slotsNeeded -= m.slotsCounted;
+            }
         }
 
         @Override
@@ -597,12 +656,21 @@ public final class Volume implements AutoCloseable {
                     if (!r.unwritten()) fs.markWritten(r.logical(), r.blocks());
                 }
             }
+            // A change that would give the file more runs is counted before it is made (refused when it cannot be);
+            // one that leaves it fewer gives its slots back once its record is appended.
+            fs.bound((file, call, runs) -> {
+                synchronized (m) {
+                    return grow(m, file.extentCount(), Math.max(runs, m.size()), Metadata.KIND_FILE, file.name);
+                }
+            });
             fs.listen((file, change, logical, physical, blocks) -> {
                 synchronized (m) {
                     m.apply(change, logical, physical, blocks);
-                    counted(m);
                 }
                 appended(file.id, journal.append(new JournalRecord.File(file.id, change, logical, physical, blocks)));
+                synchronized (m) {
+                    counted(m, file.extentCount());
+                }
             });
             return fs;
         }

@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 
 import akka.actor.typed.ActorRef;
@@ -93,19 +94,30 @@ public final class VolumeAllocator implements BlockAllocator {
 
     @Override
     public CompletionStage<Void> open(String file) {
-        AllocationException bad = nameTooLong(file);
-        return bad != null ? CompletableFuture.failedFuture(bad) : durable(file, actors.open(file));
+        AllocationException bad = badName(file);
+        return bad != null ? failed(bad) : durable(file, actors.open(file));
     }
 
-    /** The refusal of a name the file table cannot hold, else null. */
-    private static AllocationException nameTooLong(String file) {
-        int bytes = file == null ? 0 : file.getBytes(StandardCharsets.UTF_8).length;
+    /** The refusal of a missing name or of one the file table cannot hold, else null. */
+    private static AllocationException badName(String file) {
+        if (file == null) return new AllocationException.InvalidRequest("a file needs a name, not null");
+        int bytes = file.getBytes(StandardCharsets.UTF_8).length;
         return bytes <= Layout.MAX_NAME_BYTES ? null : new AllocationException.InvalidRequest("file name of " + bytes
                 + " bytes; the file table holds at most " + Layout.MAX_NAME_BYTES);
     }
 
+    /** The refusal of a call on a file named null, else null. */
+    private static AllocationException noName(String file) {
+        return file != null ? null : new AllocationException.InvalidRequest("a file needs a name, not null");
+    }
+
+    private static <T> CompletionStage<T> failed(AllocationException e) {
+        return CompletableFuture.failedFuture(e);
+    }
+
     @Override
     public CompletionStage<BlockRun> getBlocks(String file, long logicalBlock, int maxBlocks, boolean create) {
+        if (file == null) return failed(noName(file));
         CompletionStage<BlockRun> s = actors.getBlocks(file, logicalBlock, maxBlocks, create);
         return create ? durable(file, s) : s;
     }
@@ -113,34 +125,38 @@ public final class VolumeAllocator implements BlockAllocator {
     /** The whole batch in one message to the actors, then one wait for the journal: one commit serves it. */
     @Override
     public CompletionStage<List<BlockRun>> getBlocks(String file, List<MapRequest> requests) {
+        if (file == null) return failed(noName(file));
+        if (requests == null) return failed(new AllocationException.InvalidRequest("a batch of requests, not null"));
         return durable(file, actors.getBlocks(file, requests));
     }
 
     /** A file written whole in one message to the actors, then one wait for the journal. */
     @Override
     public CompletionStage<List<BlockRun>> writeFile(String file, List<MapRequest> requests) {
-        AllocationException bad = nameTooLong(file);
-        return bad != null ? CompletableFuture.failedFuture(bad) : durable(file, actors.writeFile(file, requests));
+        AllocationException bad = badName(file);
+        if (bad == null && requests == null)
+            bad = new AllocationException.InvalidRequest("a batch of requests, not null");
+        return bad != null ? failed(bad) : durable(file, actors.writeFile(file, requests));
     }
 
     @Override
     public CompletionStage<Long> truncate(String file, long fromLogicalBlock) {
-        return durable(file, actors.truncate(file, fromLogicalBlock));
+        return file == null ? failed(noName(file)) : durable(file, actors.truncate(file, fromLogicalBlock));
     }
 
     @Override
     public CompletionStage<Long> markWritten(String file, long logicalBlock, long blocks) {
-        return durable(file, actors.markWritten(file, logicalBlock, blocks));
+        return file == null ? failed(noName(file)) : durable(file, actors.markWritten(file, logicalBlock, blocks));
     }
 
     @Override
     public CompletionStage<Long> discardUnwritten(String file, long logicalBlock, long blocks) {
-        return durable(file, actors.discardUnwritten(file, logicalBlock, blocks));
+        return file == null ? failed(noName(file)) : durable(file, actors.discardUnwritten(file, logicalBlock, blocks));
     }
 
     @Override
     public CompletionStage<Void> close(String file) {
-        return durable(file, actors.close(file));
+        return file == null ? failed(noName(file)) : durable(file, actors.close(file));
     }
 
     /**
@@ -149,12 +165,14 @@ public final class VolumeAllocator implements BlockAllocator {
      */
     @Override
     public CompletionStage<Void> delete(String file) {
+        if (file == null) return failed(noName(file));
         return actors.delete(file).thenCompose(v -> acknowledged(journal.sync(), v));
     }
 
     /** A file's extents; for a stored file not opened in this run, from the file table. */
     @Override
     public CompletionStage<List<Extent>> fileExtents(String file) {
+        if (file == null) return failed(noName(file));
         Long id = catalog.existing(Metadata.KIND_FILE, file);
         ExtentMap m = id == null ? null : catalog.mirror(id);
         if (m == null) return actors.fileExtents(file); // not stored, or deleted meanwhile
@@ -175,31 +193,74 @@ public final class VolumeAllocator implements BlockAllocator {
         return allocate(Volume.DEFAULT_OWNER, wantBlocks, unitBlocks, maxExtentBlocks, hint);
     }
 
-    /** As {@link #allocate(long, int, long, long)}, the extents belonging to {@code owner}. */
+    /**
+     * As {@link #allocate(long, int, long, long)}, the extents belonging to {@code owner}. The groups claim the
+     * blocks (and journal the claims) before the owner's record is appended: a crash between the two leaves
+     * them used and owned by no one, which recovery frees; the call was not acknowledged.
+     *
+     * <p>An allocation that would leave the owner more extents (runs, once adjacent ones are merged) than one
+     * file-table entry may hold ({@link Layout#maxEntryExtents()}), or its entry more blocks than the file table
+     * has left, is refused with NoSpace and its blocks go back: nothing changes.
+     */
     public CompletionStage<List<Extent>> allocate(String owner, long wantBlocks, int unitBlocks, long maxExtentBlocks,
                                                   long hint) {
         if (owner == null || owner.isBlank() || owner.getBytes(StandardCharsets.UTF_8).length > Layout.MAX_NAME_BYTES)
-            return CompletableFuture.failedFuture(new AllocationException.InvalidRequest("an owner needs a name of 1 to "
+            return failed(new AllocationException.InvalidRequest("an owner needs a name of 1 to "
                     + Layout.MAX_NAME_BYTES + " bytes"));
         try {
             catalog.checkAdmits(Metadata.KIND_OWNER, owner);
         } catch (AllocationException.NoSpace full) {
-            return CompletableFuture.failedFuture(full);
+            return failed(full);
         }
         return actors.allocate(wantBlocks, unitBlocks, maxExtentBlocks, hint).thenCompose(extents -> {
+            AllocationException.NoSpace refused;
+            long record = 0;
+            // The record is appended under the same lock as the change, so the journal holds the owners' changes in
+            // the order memory made them (a release of these extents cannot be journalled before their allocation).
+            synchronized (owned) {
+                refused = take(owner, extents);
+                if (refused == null) {
+                    record = journal.append(new JournalRecord.Owner(catalog.existing(Metadata.KIND_OWNER, owner),
+                            List.copyOf(extents), true));
+                    catalog.counted(owned.get(owner)); // runs merged may give slots back, now that the record is in
+                }
+            }
+            if (refused != null) { // the blocks go back to their groups: nothing of this call is kept
+                AllocationException.NoSpace why = refused;
+                return actors.release(extents).thenCompose(v -> CompletableFuture.<List<Extent>>failedFuture(why));
+            }
+            return acknowledged(record, extents);
+        });
+    }
+
+    /**
+     * Adds {@code extents} to {@code owner}'s map, its entry created (and its slots counted) when it is new;
+     * answers the refusal instead, nothing changed, when the owner or the file table cannot hold them. The
+     * caller holds {@link #owned}.
+     */
+    private AllocationException.NoSpace take(String owner, List<Extent> extents) {
+        ExtentMap m = owned.get(owner);
+        if (m == null) {
+            ExtentMap alone = new ExtentMap();
+            for (Extent e : extents) alone.put(e.start(), e.start(), e.blocks(), false);
+            if (alone.size() > catalog.maxRuns())
+                return catalog.tooManyRuns(Metadata.KIND_OWNER, owner, 0, alone.size());
             long id;
             try {
-                id = catalog.idOf(Metadata.KIND_OWNER, owner);
+                id = catalog.idOf(Metadata.KIND_OWNER, owner, catalog.slotsFor(alone.size()));
             } catch (AllocationException.NoSpace full) { // another owner took the last slot meanwhile
-                return actors.release(extents).thenCompose(v -> CompletableFuture.<List<Extent>>failedFuture(full));
+                return full;
             }
-            synchronized (owned) {
-                ExtentMap m = owned.computeIfAbsent(owner, k -> catalog.mirror(id));
-                for (Extent e : extents) m.put(e.start(), e.start(), e.blocks(), false);
-                catalog.counted(m);
-            }
-            return acknowledged(journal.append(new JournalRecord.Owner(id, List.copyOf(extents), true)), extents);
-        });
+            m = catalog.mirror(id);
+            owned.put(owner, m);
+            for (Extent e : extents) m.put(e.start(), e.start(), e.blocks(), false);
+            return null;
+        }
+        int before = m.size();
+        for (Extent e : extents) m.put(e.start(), e.start(), e.blocks(), false);
+        AllocationException.NoSpace refused = catalog.grow(m, before, m.size(), Metadata.KIND_OWNER, owner);
+        if (refused != null) for (Extent e : extents) m.remove(e.start(), e.blocks(), false); // as it was
+        return refused;
     }
 
     @Override
@@ -208,32 +269,108 @@ public final class VolumeAllocator implements BlockAllocator {
     }
 
     /**
-     * Frees extents {@code owner} holds, all or none: an extent (or part of one) it does not hold is refused
-     * with InvalidRequest naming it, and nothing changes.
+     * Frees extents {@code owner} holds, all or none: an extent (or part of one) it does not hold, or a null
+     * argument, is refused with InvalidRequest naming it, and nothing changes. A release that cuts runs in two
+     * and would leave the owner more extents than one entry may hold (or its entry more blocks than the file
+     * table has left) is refused with NoSpace, as ext4 refuses a hole it has no room to record.
+     *
+     * <p>The owner's record is journalled before any group can free a block of it: once a group has freed a
+     * block, an allocation may get it and journal it for its new owner, and that record must come after this
+     * one (the journal applies records in order, and a commit holds a prefix of them). A crash between the
+     * record and the groups' frees leaves blocks used and owned by no one, which recovery frees.
+     *
+     * <p>When the groups refuse the release (their checks and the prepare phase of a release across groups
+     * free nothing), the extents are the owner's again, in memory and by a record that re-adds them, and the
+     * call answers the refusal once that record is durable. A fault (no answer in time, an actor that failed,
+     * the allocator closing) leaves unknown which groups freed their part: the extents stay released, so no
+     * block freed in a group is ever held again; whatever a group did not free is used and owned by no one
+     * until the volume's close or its recovery frees it; the call answers the fault.
      */
     public CompletionStage<Void> release(String owner, List<Extent> extents) {
-        Long id = catalog.existing(Metadata.KIND_OWNER, owner == null ? "" : owner);
+        AllocationException bad = checkRelease(owner, extents);
+        if (bad != null) return failed(bad);
+        if (extents.isEmpty()) return CompletableFuture.completedFuture(null);
+        List<Extent> list = List.copyOf(extents);
+        long id;
         synchronized (owned) {
             ExtentMap m = owned.get(owner);
-            for (Extent e : extents) {
+            for (Extent e : list) {
                 if (m == null || !m.holdsIdentity(e.start(), e.blocks()))
-                    return CompletableFuture.failedFuture(new AllocationException.InvalidRequest("extent " + e
-                            + " is not held by owner '" + owner + "': refused, nothing freed"));
+                    return failed(new AllocationException.InvalidRequest("extent " + e + " is not held by owner '"
+                            + owner + "': refused, nothing freed"));
             }
-            for (Extent e : extents) m.remove(e.start(), e.blocks(), false);
+            id = catalog.existing(Metadata.KIND_OWNER, owner);
+            int before = m.size();
+            for (Extent e : list) m.remove(e.start(), e.blocks(), false);
+            AllocationException.NoSpace refused = catalog.grow(m, before, m.size(), Metadata.KIND_OWNER, owner);
+            if (refused != null) {
+                for (Extent e : list) m.put(e.start(), e.start(), e.blocks(), false); // as it was
+                return failed(refused);
+            }
+            journal.append(new JournalRecord.Owner(id, list, false));
             catalog.counted(m);
         }
-        return actors.release(extents).handle((v, err) -> {
-            if (err != null) {
-                synchronized (owned) {
-                    ExtentMap m = owned.get(owner);
-                    for (Extent e : extents) m.put(e.start(), e.start(), e.blocks(), false);
-                    catalog.counted(m);
-                }
-                throw err instanceof RuntimeException r ? r : new java.util.concurrent.CompletionException(err);
+        return actors.release(list).handle((v, err) -> {
+            if (err == null) return acknowledged(journal.sync(), (Void) null);
+            Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+            if (!freedNothing(cause)) {
+                AllocationException told = cause instanceof AllocationException.Closed
+                        ? new AllocationException.Closed(partly(owner, list, cause))
+                        : new AllocationException.Failed(partly(owner, list, cause));
+                return journal.sync().<Void>handle((x, e) -> { throw told; });
             }
-            return journal.append(new JournalRecord.Owner(id, List.copyOf(extents), false));
-        }).thenCompose(record -> acknowledged(record, null));
+            long record;
+            synchronized (owned) {
+                ExtentMap m = owned.get(owner);
+                int before = m.size();
+                for (Extent e : list) m.put(e.start(), e.start(), e.blocks(), false);
+                AllocationException.NoSpace full = catalog.grow(m, before, m.size(), Metadata.KIND_OWNER, owner);
+                if (full != null) { // what the owner took meanwhile leaves no room: the extents stay released
+                    for (Extent e : list) m.remove(e.start(), e.blocks(), false);
+                    AllocationException told = new AllocationException.Failed(partly(owner, list, cause)
+                            + "; with what it took meanwhile, its file-table entry could not hold them again");
+                    return journal.sync().<Void>handle((x, e) -> { throw told; });
+                }
+                record = journal.append(new JournalRecord.Owner(id, list, true));
+            }
+            return journal.durableThrough(record).<Void>handle((x, e) -> {
+                if (e != null) throw new AllocationException.Failed(e.getMessage());
+                throw cause instanceof RuntimeException r ? r : new CompletionException(cause);
+            });
+        }).thenCompose(s -> s);
+    }
+
+    /** The refusal of a release with a null argument or extents that overlap each other, else null. */
+    private static AllocationException checkRelease(String owner, List<Extent> extents) {
+        if (owner == null) return new AllocationException.InvalidRequest("a release needs an owner, not null");
+        if (extents == null) return new AllocationException.InvalidRequest("a release needs a list of extents, not null");
+        List<Extent> sorted = new ArrayList<>(extents.size());
+        for (Extent e : extents) {
+            if (e == null) return new AllocationException.InvalidRequest("a null extent in a release of owner '"
+                    + owner + "': refused, nothing freed");
+            sorted.add(e);
+        }
+        sorted.sort(null);
+        for (int i = 1; i < sorted.size(); i++)
+            if (sorted.get(i - 1).end() > sorted.get(i).start())
+                return new AllocationException.DoubleFree("extents " + sorted.get(i - 1) + " and " + sorted.get(i)
+                        + " overlap: the release would free blocks twice");
+        return null;
+    }
+
+    /**
+     * Whether a release the actors failed freed nothing: the refusals of their checks and of the groups, which
+     * free all of a release or none of it (across groups, none is freed before every group agreed).
+     */
+    private static boolean freedNothing(Throwable e) {
+        return e instanceof AllocationException.DoubleFree || e instanceof AllocationException.OutOfRange
+                || e instanceof AllocationException.SystemZone;
+    }
+
+    private static String partly(String owner, List<Extent> extents, Throwable cause) {
+        return "the release of " + extents.size() + " extents of owner '" + owner + "' did not complete (" + cause
+                + "): they are no longer the owner's; whatever of them no group freed is freed when the volume is "
+                + "closed or recovered";
     }
 
     @Override
