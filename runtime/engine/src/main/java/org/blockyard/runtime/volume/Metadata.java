@@ -726,9 +726,16 @@ public final class Metadata {
      * owns is free (a preallocation or an allocation never acknowledged). Answers {leaks freed, owned set}.
      */
     public long[] reconcile() {
-        long[][] owned = ownedBitmaps();
+        return reconcile(ownedBitmaps(), 0, geometry.groups());
+    }
+
+    /**
+     * As {@link #reconcile()}, for groups {@code [fromGroup, toGroup)} only, against {@code owned} (from
+     * {@link #ownedBitmaps()}): a volume reconciles in steps, each small enough for one transaction.
+     */
+    public long[] reconcile(long[][] owned, int fromGroup, int toGroup) {
         long freed = 0, set = 0;
-        for (int g = 0; g < geometry.groups(); g++) {
+        for (int g = fromGroup; g < toGroup; g++) {
             int from = geometry.systemBlocks(g), to = geometry.groupBlocks(g);
             int group = g;
             long base = geometry.groupStart(g);

@@ -86,8 +86,8 @@ public record Superblock(Layout layout, UUID uuid, int featuresCompat, int featu
      *
      * @throws VolumeException.NotAVolume  when the magic is wrong
      * @throws VolumeException.Corrupt     when the checksum fails or the geometry is impossible
-     * @throws VolumeException.NewerFormat when the version (newer, or an older one this code no longer reads)
-     *                                     or an incompatible feature is unknown
+     * @throws VolumeException.NewerFormat when the version is newer or an incompatible feature is unknown
+     * @throws VolumeException.OlderFormat when the version is older than this one reads
      */
     public static Superblock decode(byte[] b, long block, String image) {
         for (int i = 0; i < MAGIC.length; i++)
@@ -99,9 +99,9 @@ public record Superblock(Layout layout, UUID uuid, int featuresCompat, int featu
         int version = o.getInt(8);
         if (version > VERSION)
             throw new VolumeException.NewerFormat(image + " has format version " + version + "; this Blockyard reads"
-                    + " version " + VERSION + " and older");
+                    + " version " + VERSION + " only");
         if (version < VERSION)
-            throw new VolumeException.NewerFormat(image + " has format version " + version + ", whose free file-table"
+            throw new VolumeException.OlderFormat(image + " has format version " + version + ", whose free file-table"
                     + " slots are zeros that cannot be told from a lost block; this Blockyard reads version " + VERSION
                     + ": copy the files off with the release that made the volume, then mkfs it anew");
         int incompat = o.getInt(16);

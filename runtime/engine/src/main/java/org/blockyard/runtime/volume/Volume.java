@@ -280,10 +280,7 @@ public final class Volume implements AutoCloseable {
             this.meta = checked;
             this.journal = new Journal(ch, meta, settings, replay.position(), replay.nextSeq());
             long[] fixed = {0, 0};
-            if (!wasClean) {
-                fixed = meta.reconcile();
-                journal.commitNow();
-            }
+            if (!wasClean) fixed = reconcileInSteps(meta, journal);
             journal.checkpoint(); // the log is empty from here: the replayed blocks are home
             this.superblock = sb.withState(false, sb.mounts() + 1);
             write(ch, superblock.encode(), 0);
@@ -319,6 +316,26 @@ public final class Volume implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("open " + image + ": " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Makes the bitmaps agree with the owners ({@link Metadata#reconcile}) and commits it, a few groups per
+     * transaction: leaks in every group of a big volume would otherwise make one transaction larger than the
+     * log. Each step is whole on its own (a crash between steps leaves the volume dirty, and the next open
+     * reconciles again). Only while the journal's commit thread is stopped. Answers {leaks freed, owned set}.
+     */
+    private static long[] reconcileInSteps(Metadata meta, Journal journal) throws IOException {
+        long[][] owned = meta.ownedBitmaps();
+        int groups = meta.geometry.groups();
+        int step = Math.max(1, (journal.maxTransactionBlocks() - 2) / (meta.layout.bitmapBlocks() + 1));
+        long[] fixed = {0, 0};
+        for (int g = 0; g < groups; g += step) {
+            long[] f = meta.reconcile(owned, g, Math.min(groups, g + step));
+            fixed[0] += f[0];
+            fixed[1] += f[1];
+            journal.commitNow();
+        }
+        return fixed;
     }
 
     public Path image() {
@@ -398,8 +415,7 @@ public final class Volume implements AutoCloseable {
             if (journal.failure() != null)
                 throw new VolumeException.JournalFailed("journal failed; the volume stays marked dirty", journal.failure());
             journal.checkpoint(); // everything committed is home: the log is empty for what follows
-            meta.reconcile(); // preallocations the actors did not give back: memory only, never on disk
-            journal.commitNow();
+            reconcileInSteps(meta, journal); // preallocations the actors did not give back: memory only
             journal.checkpoint();
             superblock = superblock.withState(true, superblock.mounts());
             write(channel, superblock.encode(), 0);

@@ -5,7 +5,7 @@ package org.blockyard.runtime.volume;
  * the subclass; the message names the image, the structure and the block.
  */
 public abstract sealed class VolumeException extends RuntimeException
-        permits VolumeException.NotAVolume, VolumeException.NewerFormat, VolumeException.Truncated,
+        permits VolumeException.NotAVolume, VolumeException.NewerFormat, VolumeException.OlderFormat, VolumeException.Truncated,
         VolumeException.Corrupt, VolumeException.NoSuchFile, VolumeException.JournalFailed, VolumeException.InUse,
         VolumeException.WouldOverwrite, VolumeException.JournalDamaged, VolumeException.NotAnImage,
         VolumeException.CannotOpen {
@@ -22,6 +22,11 @@ public abstract sealed class VolumeException extends RuntimeException
     /** The volume was made by a newer format version, or needs a feature this version does not know. */
     public static final class NewerFormat extends VolumeException {
         public NewerFormat(String message) { super(message, null); }
+    }
+
+    /** The volume was made in an older format this version does not read; the message says what to do. */
+    public static final class OlderFormat extends VolumeException {
+        public OlderFormat(String message) { super(message, null); }
     }
 
     /** The image is shorter than the volume its superblock describes. */

@@ -114,11 +114,11 @@ class FileTableSlotTest {
         Layout.le(sb).putInt(1020, Layout.crc(sb, 0, 1020));
         Tamper.write(image, 0, sb);
         String before = Tamper.digest(image);
-        VolumeException.NewerFormat e = assertThrows(VolumeException.NewerFormat.class, () -> Volumes.open(image));
+        VolumeException.OlderFormat e = assertThrows(VolumeException.OlderFormat.class, () -> Volumes.open(image));
         assertTrue(e.getMessage().contains("format version 1") && e.getMessage().contains("mkfs"), e.getMessage());
         assertFalse(e.getMessage().contains("\n"), "one line: " + e.getMessage());
         assertEquals(before, Tamper.digest(image));
-        assertThrows(VolumeException.NewerFormat.class, () -> Fsck.check(image, false));
+        assertThrows(VolumeException.OlderFormat.class, () -> Fsck.check(image, false));
     }
 
     /** mkfs, a delete, a chain that shrinks and fsck's repair all leave every free slot checksummed. */
