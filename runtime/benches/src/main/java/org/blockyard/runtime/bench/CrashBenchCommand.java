@@ -665,23 +665,38 @@ public final class CrashBenchCommand implements Callable<Integer> {
             ByteBuffer data = await(store.read(key, 0, CrashLoad.DATA_BLOCKS * BLOCK_BYTES), "read " + key);
             await(a.close(key), "close " + key);
             TreeMap<Long, Integer> seen = new TreeMap<>();
-            for (long l = 0; l < CrashLoad.DATA_BLOCKS; l++) {
-                int got = CrashPattern.generation(data, (int) l * BLOCK_BYTES, BLOCK_BYTES, key, l);
-                int want = m.generations.getOrDefault(l, 0);
-                boolean ok = undeleted || want == UNKNOWN || got == want
-                        || op.equals("WRITE") && l >= Long.parseLong(fl[3]) && l < Long.parseLong(fl[3]) + Long.parseLong(fl[4])
-                        && got == Integer.parseInt(fl[5])
-                        || op.equals("TRUNC") && l >= Long.parseLong(fl[3]) && got == 0;
-                blocksChecked++;
+            long badFrom = -1; // a run of wrong blocks that read and were acknowledged alike: one finding
+            int badGot = 0, badWant = 0;
+            for (long l = 0; l <= CrashLoad.DATA_BLOCKS; l++) {
+                boolean ok = true;
+                int got = 0, want = 0;
+                if (l < CrashLoad.DATA_BLOCKS) {
+                    got = CrashPattern.generation(data, (int) l * BLOCK_BYTES, BLOCK_BYTES, key, l);
+                    want = m.generations.getOrDefault(l, 0);
+                    ok = undeleted || want == UNKNOWN || got == want
+                            || op.equals("WRITE") && l >= Long.parseLong(fl[3]) && l < Long.parseLong(fl[3]) + Long.parseLong(fl[4])
+                            && got == Integer.parseInt(fl[5])
+                            || op.equals("TRUNC") && l >= Long.parseLong(fl[3]) && got == 0;
+                    blocksChecked++;
+                }
+                if (badFrom >= 0 && (ok || got != badGot || want != badWant)) {
+                    finding("round " + round + ": " + key + (l - badFrom == 1 ? " block " + badFrom : " blocks " + badFrom
+                            + ".." + (l - 1)) + " read " + CrashPattern.describe(badGot) + ", acknowledged "
+                            + CrashPattern.describe(badWant) + (fl == null ? "" : " (in flight: " + String.join(" ", head(fl)) + ")"));
+                    badFrom = -1;
+                }
+                if (l == CrashLoad.DATA_BLOCKS) break;
                 if (ok) {
                     if (got != 0) seen.put(l, got);
                     continue;
                 }
                 roundWrong++;
                 seen.put(l, UNKNOWN);
-                finding("round " + round + ": " + key + " block " + l + " reads " + CrashPattern.describe(got)
-                        + ", acknowledged " + CrashPattern.describe(want)
-                        + (fl == null ? "" : " (in flight: " + String.join(" ", head(fl)) + ")"));
+                if (badFrom < 0) {
+                    badFrom = l;
+                    badGot = got;
+                    badWant = want;
+                }
             }
             m.observed = seen;
         }
