@@ -67,51 +67,52 @@ import org.blockyard.runtime.volume.VolumeException;
                 + "back, fsck, and check every acknowledged call: mappings, owned extents, contents; every few rounds "
                 + "damage the journal first and expect the damage reported.",
                 "Exit code 1 when anything acknowledged was lost, undone or read back wrong, a block is owned twice, "
-                        + "fsck found a problem, journal damage went unreported, or a child hung or died on its own."})
+                        + "fsck found a problem, journal damage went unreported, the volume did not open, or a child hung or "
+                        + "died on its own; threads that stopped and refused calls are listed with their reasons."})
 public final class CrashBenchCommand implements Callable<Integer> {
 
-    @Option(names = "--kills", defaultValue = "100", description = "rounds, each ending in a kill (default ${DEFAULT-VALUE})")
+    @Option(names = "--kills", paramLabel = "N", defaultValue = "100", description = "rounds, each ending in a kill (default ${DEFAULT-VALUE})")
     int kills;
 
-    @Option(names = "--seed", defaultValue = "1", description = "random seed of the load, the kill moments and the "
+    @Option(names = "--seed", paramLabel = "N", defaultValue = "1", description = "random seed of the load, the kill moments and the "
             + "journal damage (default ${DEFAULT-VALUE})")
     long seed;
 
-    @Option(names = "--writers", defaultValue = "3", description = "file threads in the child: each appends to and "
+    @Option(names = "--writers", paramLabel = "N", defaultValue = "3", description = "file threads in the child: each appends to and "
             + "truncates a file, writes small files whole, writes " + CrashLoad.DATA_FILES + " data files through "
             + "FileStore, and deletes files of earlier rounds (default ${DEFAULT-VALUE})")
     int writers;
 
-    @Option(names = "--owners", defaultValue = "3", description = "extent owners in the child, a thread each, living "
+    @Option(names = "--owners", paramLabel = "N", defaultValue = "3", description = "extent owners in the child, a thread each, living "
             + "across rounds: they allocate in several groups and release lists of extents spanning several groups "
             + "at once, concurrently (0 = none; default ${DEFAULT-VALUE})")
     int owners;
 
-    @Option(names = "--max-release-extents", defaultValue = "20000", description = "most extents an owner releases "
+    @Option(names = "--max-release-extents", paramLabel = "N", defaultValue = "20000", description = "most extents an owner releases "
             + "in one call (lists of 100 up to this, as far as what it holds allows; default ${DEFAULT-VALUE})")
     int maxReleaseExtents;
 
-    @Option(names = "--max-kill-ms", defaultValue = "1500", description = "the kill comes 0 to this many ms after the "
+    @Option(names = "--max-kill-ms", paramLabel = "MS", defaultValue = "1500", description = "the kill comes 0 to this many ms after the "
             + "child's first acknowledgement (default ${DEFAULT-VALUE})")
     int maxKillMs;
 
-    @Option(names = "--volume-size", defaultValue = "1GiB", converter = Sizes.Converter.class, description = "size of "
+    @Option(names = "--volume-size", paramLabel = "SIZE", defaultValue = "1GiB", converter = Sizes.Converter.class, description = "size of "
             + "the volume, at least one group of 128 MiB (default ${DEFAULT-VALUE})")
     long volumeSize;
 
-    @Option(names = "--corrupt-every", defaultValue = "10", description = "every Nth round, after the kill and before "
+    @Option(names = "--corrupt-every", paramLabel = "N", defaultValue = "10", description = "every Nth round, after the kill and before "
             + "the reopen, flip one byte of a logged block of a committed journal transaction that has another after "
             + "it; the open must report it (JournalDamaged), then fsck repairs and the volume reopens. A round whose "
             + "journal holds fewer than two transactions passes the damage to the next. 0 = never (default "
             + "${DEFAULT-VALUE})")
     int corruptEvery;
 
-    @Option(names = "--child-timeout", defaultValue = "60", description = "seconds the parent waits for the child's "
+    @Option(names = "--child-timeout", paramLabel = "SECONDS", defaultValue = "60", description = "seconds the parent waits for the child's "
             + "first acknowledgement, and again for its output to end after the kill; a child silent that long is "
             + "killed and counted (default ${DEFAULT-VALUE})")
     int childTimeoutSeconds;
 
-    @Option(names = "--check-timeout", defaultValue = "300", description = "seconds one round's recovery, reads and "
+    @Option(names = "--check-timeout", paramLabel = "SECONDS", defaultValue = "300", description = "seconds one round's recovery, reads and "
             + "fsck may take; past it the run stops and reports (default ${DEFAULT-VALUE})")
     int checkTimeoutSeconds;
 
@@ -161,7 +162,7 @@ public final class CrashBenchCommand implements Callable<Integer> {
     private long corruptRounds, corruptSkipped, damageReported, damageNotReported, unexpectedDamage, lostWithReport;
     private long lostAfterUnreported, undoneAfterUnreported, wrongAfterUnreported;
     private long blocksChecked, releases, releasedExtents, largestRelease, multiGroupReleases, deletes;
-    private long maxTableSlots;
+    private long maxTableSlots, repairs, openFailures;
     private boolean corruptPending;
     private long deleteBefore;
     private Random rnd;
@@ -208,6 +209,7 @@ public final class CrashBenchCommand implements Callable<Integer> {
             Volume.mkfs(image, layout);
             for (round = 0; round < kills; round++) {
                 roundLost = roundUndone = roundWrong = roundFindings = 0;
+                long stoppedBefore = stopped;
                 String childFailure = runChild(stderr, bigMax, ownerMaxBlocks, ownerMaxRuns);
                 boolean corrupt = corruptEvery > 0 && (corruptPending || (round + 1) % corruptEvery == 0);
                 Future<String> check = checker.submit(() -> check(corrupt));
@@ -217,20 +219,20 @@ public final class CrashBenchCommand implements Callable<Integer> {
                 } catch (TimeoutException e) {
                     hungChecks++;
                     finding("round " + round + ": recovery and checks did not finish within " + checkTimeoutSeconds
-                            + " s; the run stops here");
+                            + " s; the run stops here", true);
                     check.cancel(true);
                     tail(stderr);
                     break;
                 } catch (ExecutionException e) {
                     hungChecks++;
                     Throwable c = e.getCause();
-                    finding("round " + round + ": recovery or checks failed: " + CrashLoad.reason(c) + "; the run stops here");
+                    finding("round " + round + ": recovery or checks failed: " + CrashLoad.reason(c) + "; the run stops here", true);
                     if (!quiet) c.printStackTrace();
                     tail(stderr);
                     break;
                 }
                 done++;
-                if (childFailure != null || roundLost + roundUndone + roundWrong > 0) tail(stderr);
+                if (childFailure != null || stopped > stoppedBefore) tail(stderr);
                 if (!quiet)
                     System.err.printf("kill %d/%d: %,d acknowledged so far, recovery %.1f ms, %s; lost %d, undone %d, "
                                     + "wrong %d, stopped %d%s%n", round + 1, kills, acks,
@@ -350,7 +352,7 @@ public final class CrashBenchCommand implements Callable<Integer> {
             childFailures++;
             failure = (failure == null ? "" : failure + "; ") + "it did not exit within " + childTimeoutSeconds + " s of the kill";
         }
-        if (failure != null) finding("round " + round + ": " + failure);
+        if (failure != null) finding("round " + round + ": " + failure, true);
         return failure;
     }
 
@@ -557,10 +559,19 @@ public final class CrashBenchCommand implements Callable<Integer> {
         } catch (VolumeException.JournalDamaged e) {
             reported = true;
             finding("round " + round + ": " + (damage == null ? "journal damage reported after a plain kill: "
-                    : "damaged " + damage + "; reported: ") + e.getMessage() + " (skipped " + e.skipped() + ")");
+                    : "damaged " + damage + "; reported: ") + e.getMessage() + " (skipped " + e.skipped() + ")", true);
             Fsck.Result repaired = Fsck.check(image, true);
             if (!repaired.problems().isEmpty())
                 finding("round " + round + ": fsck --repair after the damage: " + repaired.report().trim().replace('\n', ';'));
+            v = Volume.open(image, config);
+        } catch (VolumeException.Corrupt e) {
+            // Not a journal the open could not replay: metadata that does not check. A failure; repaired to go on.
+            openFailures++;
+            finding("round " + round + ": the volume does not open: " + e.getMessage() + (damage == null ? ""
+                    : " (after damaged " + damage + ", not reported)"), true);
+            Fsck.Result fixed = Fsck.check(image, true);
+            repairs++;
+            finding("round " + round + ": fsck --repair to go on: " + fixed.report().trim().replace('\n', ';'), true);
             v = Volume.open(image, config);
         }
         try {
@@ -573,7 +584,15 @@ public final class CrashBenchCommand implements Callable<Integer> {
         Fsck.Result r = Fsck.check(image, false);
         fsckProblems += r.problems().size();
         ownedTwice += r.count(Fsck.Kind.OWNED_TWICE);
-        if (!r.clean()) finding("round " + round + ": " + r.report().trim());
+        if (!r.clean()) {
+            finding("round " + round + ": " + r.report().trim(), true);
+            finding("round " + round + ": in flight at the kill: " + inFlight(), true);
+            // Repaired, so that the next rounds run on a volume that opens (the problems are counted above).
+            Fsck.Result fixed = Fsck.check(image, true);
+            repairs++;
+            finding("round " + round + ": fsck --repair to go on: " + (fixed.problems().stream().allMatch(Fsck.Problem::repaired)
+                    ? "every problem repaired" : "problems left: " + fixed.report().trim()), true);
+        }
         Metadata meta = Volume.inspect(image);
         for (Map.Entry<String, Model> e : models.entrySet()) {
             Model m = e.getValue();
@@ -600,7 +619,7 @@ public final class CrashBenchCommand implements Callable<Integer> {
                 wrongAfterUnreported += roundWrong;
                 finding("round " + round + ": damaged " + damage + "; the open did not report it (replayed "
                         + v.recovery().transactionsReplayed() + " transactions, log ends: " + v.recovery().logEnd() + ")"
-                        + (bad > 0 ? "; " + bad + " acknowledged blocks lost, undone or wrong without a word" : ""));
+                        + (bad > 0 ? "; " + bad + " acknowledged blocks lost, undone or wrong without a word" : ""), true);
             }
         }
         resync(meta);
@@ -612,6 +631,24 @@ public final class CrashBenchCommand implements Callable<Integer> {
         String fsck = r.clean() ? "fsck clean" : "fsck " + r.problems().size() + " problems";
         if (damage == null) return fsck + (reported ? ", journal damage reported" : "");
         return fsck + ", journal damaged (" + damage + "): " + (reported ? "reported" : "NOT reported");
+    }
+
+    /** The calls in flight at the kill, in a few words each. */
+    private String inFlight() {
+        List<String> out = new ArrayList<>();
+        for (Model m : models.values()) {
+            if (m.inFlight == null) continue;
+            String[] f = m.inFlight;
+            if (m.inFlightExtents != null) {
+                Set<Long> groups = new TreeSet<>();
+                for (long s : m.inFlightExtents.keySet()) groups.add(s / BLOCKS_PER_GROUP);
+                out.add(f[1] + " REL of " + m.inFlightExtents.size() + " extents " + m.inFlightExtents.firstKey() + ".."
+                        + (m.inFlightExtents.lastEntry().getValue() - 1) + " in groups " + groups);
+            } else {
+                out.add(String.join(" ", head(f)).substring(3));
+            }
+        }
+        return out.isEmpty() ? "nothing" : String.join("; ", out);
     }
 
     private static List<String> head(String[] f) {
@@ -780,6 +817,15 @@ public final class CrashBenchCommand implements Callable<Integer> {
 
     /** A line for the report; past {@link #FINDINGS_PER_ROUND} in a round, one line says there were more. */
     private void finding(String line) {
+        finding(line, false);
+    }
+
+    /** As {@link #finding(String)}; with {@code always}, listed however many came before (a round's summary). */
+    private void finding(String line, boolean always) {
+        if (always) {
+            findings.add(line);
+            return;
+        }
         long n = roundFindings++;
         if (n < FINDINGS_PER_ROUND) findings.add(line);
         else if (n == FINDINGS_PER_ROUND) findings.add("round " + round + ": (more findings of this round are counted, not listed)");
@@ -791,6 +837,7 @@ public final class CrashBenchCommand implements Callable<Integer> {
         Map<String, Object> row = Report.row();
         row.put("workload", "crash");
         row.put("kills", (long) done);
+        row.put("kills_asked", (long) kills);
         row.put("acknowledged", acks);
         row.put("lost_acknowledged_allocations", lost);
         row.put("undone_acknowledged_frees", undone);
@@ -804,6 +851,8 @@ public final class CrashBenchCommand implements Callable<Integer> {
         row.put("silent_children", silentChildren);
         row.put("child_failures", childFailures);
         row.put("hung_or_failed_checks", hungChecks);
+        row.put("open_failures", openFailures);
+        row.put("repairs_to_go_on", repairs);
         row.put("corrupt_rounds", corruptRounds);
         row.put("corrupt_skipped", corruptSkipped);
         row.put("damage_reported", damageReported);
@@ -845,7 +894,7 @@ public final class CrashBenchCommand implements Callable<Integer> {
                 damageReported, damageNotReported, lostWithReport, blocksChecked, elapsed);
         json.write(spec, List.of(row), null);
         long failures = lost + undone + wrong + ownedTwice + fsckProblems + damageNotReported + unexpectedDamage
-                + silentChildren + childFailures + hungChecks;
+                + silentChildren + childFailures + hungChecks + openFailures;
         return failures == 0 ? 0 : 1;
     }
 }
