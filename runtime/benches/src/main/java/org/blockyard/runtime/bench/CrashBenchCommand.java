@@ -160,7 +160,7 @@ public final class CrashBenchCommand implements Callable<Integer> {
     private long acks, lost, undone, wrong, ownedTwice, fsckProblems, replayed;
     private long stopped, refused, silentChildren, childFailures, hungChecks;
     private long corruptRounds, corruptSkipped, damageReported, damageNotReported, unexpectedDamage, lostWithReport;
-    private long lostAfterUnreported, undoneAfterUnreported, wrongAfterUnreported;
+    private long lostAfterUnreported, undoneAfterUnreported, wrongAfterUnreported, fsckAfterUnreported;
     private long blocksChecked, releases, releasedExtents, largestRelease, multiGroupReleases, deletes;
     private long maxTableSlots, repairs, openFailures;
     private boolean corruptPending;
@@ -562,7 +562,7 @@ public final class CrashBenchCommand implements Callable<Integer> {
                     : "damaged " + damage + "; reported: ") + e.getMessage() + " (skipped " + e.skipped() + ")", true);
             Fsck.Result repaired = Fsck.check(image, true);
             if (!repaired.problems().isEmpty())
-                finding("round " + round + ": fsck --repair after the damage: " + repaired.report().trim().replace('\n', ';'));
+                finding("round " + round + ": fsck --repair after the damage: " + brief(repaired, 3), true);
             v = Volume.open(image, config);
         } catch (VolumeException.Corrupt e) {
             // Not a journal the open could not replay: metadata that does not check. A failure; repaired to go on.
@@ -571,7 +571,7 @@ public final class CrashBenchCommand implements Callable<Integer> {
                     : " (after damaged " + damage + ", not reported)"), true);
             Fsck.Result fixed = Fsck.check(image, true);
             repairs++;
-            finding("round " + round + ": fsck --repair to go on: " + fixed.report().trim().replace('\n', ';'), true);
+            finding("round " + round + ": fsck --repair to go on: " + brief(fixed, 3), true);
             v = Volume.open(image, config);
         }
         try {
@@ -585,13 +585,12 @@ public final class CrashBenchCommand implements Callable<Integer> {
         fsckProblems += r.problems().size();
         ownedTwice += r.count(Fsck.Kind.OWNED_TWICE);
         if (!r.clean()) {
-            finding("round " + round + ": " + r.report().trim(), true);
+            finding("round " + round + ": fsck: " + brief(r, 10), true);
             finding("round " + round + ": in flight at the kill: " + inFlight(), true);
             // Repaired, so that the next rounds run on a volume that opens (the problems are counted above).
             Fsck.Result fixed = Fsck.check(image, true);
             repairs++;
-            finding("round " + round + ": fsck --repair to go on: " + (fixed.problems().stream().allMatch(Fsck.Problem::repaired)
-                    ? "every problem repaired" : "problems left: " + fixed.report().trim()), true);
+            finding("round " + round + ": fsck --repair to go on: " + brief(fixed, 3), true);
         }
         Metadata meta = Volume.inspect(image);
         for (Map.Entry<String, Model> e : models.entrySet()) {
@@ -617,6 +616,7 @@ public final class CrashBenchCommand implements Callable<Integer> {
                 lostAfterUnreported += roundLost;
                 undoneAfterUnreported += roundUndone;
                 wrongAfterUnreported += roundWrong;
+                fsckAfterUnreported += r.problems().size();
                 finding("round " + round + ": damaged " + damage + "; the open did not report it (replayed "
                         + v.recovery().transactionsReplayed() + " transactions, log ends: " + v.recovery().logEnd() + ")"
                         + (bad > 0 ? "; " + bad + " acknowledged blocks lost, undone or wrong without a word" : ""), true);
@@ -631,6 +631,17 @@ public final class CrashBenchCommand implements Callable<Integer> {
         String fsck = r.clean() ? "fsck clean" : "fsck " + r.problems().size() + " problems";
         if (damage == null) return fsck + (reported ? ", journal damage reported" : "");
         return fsck + ", journal damaged (" + damage + "): " + (reported ? "reported" : "NOT reported");
+    }
+
+    /** An fsck result in a few lines: the problems by kind, how many are left, the first {@code lines} of them. */
+    private static String brief(Fsck.Result r, int lines) {
+        Map<Fsck.Kind, Long> kinds = new TreeMap<>();
+        for (Fsck.Problem p : r.problems()) kinds.merge(p.kind(), 1L, Long::sum);
+        long left = r.problems().stream().filter(p -> !p.repaired()).count();
+        StringBuilder b = new StringBuilder(r.problems().size() + " problems " + kinds + ", " + left + " left");
+        for (int i = 0; i < Math.min(lines, r.problems().size()); i++) b.append("\n    ").append(r.problems().get(i));
+        if (r.problems().size() > lines) b.append("\n    ...");
+        return b.toString();
     }
 
     /** The calls in flight at the kill, in a few words each. */
@@ -863,6 +874,7 @@ public final class CrashBenchCommand implements Callable<Integer> {
         after.put("lost", lostAfterUnreported);
         after.put("undone", undoneAfterUnreported);
         after.put("wrong", wrongAfterUnreported);
+        after.put("fsck_problems", fsckAfterUnreported);
         row.put("after_unreported_damage", after);
         row.put("blocks_checked", blocksChecked);
         row.put("releases", releases);
