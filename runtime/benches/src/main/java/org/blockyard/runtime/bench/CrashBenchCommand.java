@@ -709,9 +709,20 @@ public final class CrashBenchCommand implements Callable<Integer> {
                 roundUndone++;
                 finding("round " + round + ": data file " + key + " is still there; its delete was acknowledged");
             }
-            await(a.open(key), "open " + key);
-            ByteBuffer data = await(store.read(key, 0, CrashLoad.DATA_BLOCKS * BLOCK_BYTES), "read " + key);
-            await(a.close(key), "close " + key);
+            ByteBuffer data;
+            try {
+                await(a.open(key), "open " + key);
+                data = await(store.read(key, 0, CrashLoad.DATA_BLOCKS * BLOCK_BYTES), "read " + key);
+                await(a.close(key), "close " + key);
+            } catch (ExecutionException | TimeoutException failed) {
+                long written = m.generations.values().stream().filter(g -> g != 0).count();
+                roundWrong += written;
+                finding("round " + round + ": data file " + key + " cannot be read back (" + CrashLoad.reason(failed)
+                        + ")" + (written > 0 ? ": its " + written + " blocks written count as wrong" : ""));
+                m.observed = new TreeMap<>();
+                for (long l = 0; l < CrashLoad.DATA_BLOCKS; l++) m.observed.put(l, UNKNOWN);
+                continue;
+            }
             TreeMap<Long, Integer> seen = new TreeMap<>();
             long badFrom = -1; // a run of wrong blocks that read and were acknowledged alike: one finding
             int badGot = 0, badWant = 0;

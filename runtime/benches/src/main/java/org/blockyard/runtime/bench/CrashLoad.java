@@ -113,9 +113,10 @@ public final class CrashLoad {
         System.out.flush();
     }
 
-    /** One line: the error's class and message (a CompletionException's cause). */
+    /** One line: the error's class and message (a CompletionException's or ExecutionException's cause). */
     static String reason(Throwable e) {
-        Throwable t = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+        Throwable t = (e instanceof CompletionException || e instanceof java.util.concurrent.ExecutionException)
+                && e.getCause() != null ? e.getCause() : e;
         String msg = t.getMessage() == null ? "" : ": " + t.getMessage();
         return (t.getClass().getSimpleName() + msg).replace('\n', ' ').replace('\r', ' ');
     }
