@@ -250,13 +250,14 @@ public final class CrashBenchCommand implements Callable<Integer> {
 
     // ---- the child ------------------------------------------------------------------------------------
 
-    /** The child's standard output, read on a thread of its own: whole lines into a queue, then {@link #END}. */
+    /**
+     * The child's standard output, read on a thread of its own: whole lines into a queue, then {@link #END}; a
+     * last line the kill cut (no newline) is dropped, as the call it was to report may not have happened.
+     */
     private static final class ChildOutput implements Runnable {
         static final String END = new String("END of output");
         final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
         private final InputStream in;
-        /** A last line the kill cut: not counted. */
-        volatile boolean cut;
 
         ChildOutput(InputStream in) {
             this.in = in;
@@ -281,7 +282,6 @@ public final class CrashBenchCommand implements Callable<Integer> {
             } catch (IOException e) {
                 // the pipe broke: what came before counts
             } finally {
-                cut = line.size() > 0;
                 lines.add(END);
             }
         }

@@ -57,6 +57,22 @@ class CrashBenchTest {
     }
 
     @Test
+    void aBlockSaysWhichWriteItComesFrom() {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(2 * 4096);
+        CrashPattern.fill(b, 4096, "k1-f0d2", 7, 3);
+        CrashPattern.fill(b, 4096, "k1-f0d2", 8, 4);
+        assertEquals(3, CrashPattern.generation(b, 0, 4096, "k1-f0d2", 7));
+        assertEquals(4, CrashPattern.generation(b, 4096, 4096, "k1-f0d2", 8));
+        assertEquals(CrashPattern.FOREIGN, CrashPattern.generation(b, 0, 4096, "k1-f0d2", 8), "another block's");
+        assertEquals(CrashPattern.FOREIGN, CrashPattern.generation(b, 0, 4096, "k1-f1d2", 7), "another file's");
+        b.put(100, (byte) (b.get(100) ^ 1));
+        assertEquals(CrashPattern.TORN, CrashPattern.generation(b, 0, 4096, "k1-f0d2", 7));
+        assertEquals(0, CrashPattern.generation(java.nio.ByteBuffer.allocate(4096), 0, 4096, "k1-f0d2", 7), "zeros");
+        b.putInt(4096, 0x12345678);
+        assertEquals(CrashPattern.GARBAGE, CrashPattern.generation(b, 4096, 4096, "k1-f0d2", 8));
+    }
+
+    @Test
     void aWrongValueIsRefusedInOneLine() {
         CommandLine cl = new CommandLine(new CrashBenchCommand());
         java.io.StringWriter err = new java.io.StringWriter();
