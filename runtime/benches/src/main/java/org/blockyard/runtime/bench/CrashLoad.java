@@ -127,15 +127,30 @@ public final class CrashLoad {
     }
 
     /**
-     * What makes a FileStore write durable before its acknowledgement is printed: the strongest durability
-     * call FileStore offers. It offers none beyond the write, which completes once the data is on the image
-     * file and the blocks it allocated are journalled as written (a commit that ends in fdatasync of the
-     * image); an overwrite of blocks already written journals nothing and is answered with the data in the
-     * page cache only (safe from a kill, not from a power cut). The one place the call goes once FileStore
-     * has a flush.
+     * What makes a FileStore write durable before its acknowledgement is printed: a write that allocates is
+     * durable when it completes (its blocks are journalled as written, a commit that ends in fdatasync of the
+     * image), but an overwrite of blocks already written is answered with its data in the page cache only, so
+     * every write is followed by {@link FileStore#flush}, as a storage engine would before it acknowledges.
      */
     static void makeDurable(FileStore store, String file) {
-        // FileStore has no flush yet: the write's own completion is all there is.
+        await(store.flush(file));
+    }
+
+    /** Longest the child waits for any one call: the parent's deadline for a silent child is longer. */
+    static final long CALL_TIMEOUT_SECONDS = 30;
+
+    /** The value of {@code stage}, waited for at most {@link #CALL_TIMEOUT_SECONDS}. */
+    static <T> T await(java.util.concurrent.CompletionStage<T> stage) {
+        try {
+            return stage.toCompletableFuture().get(CALL_TIMEOUT_SECONDS, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new CompletionException(e.getCause());
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IllegalStateException("a call took more than " + CALL_TIMEOUT_SECONDS + " s", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
     }
 
     /** Files: one appended to and truncated, small ones written whole, data files written through FileStore. */
@@ -170,7 +185,7 @@ public final class CrashLoad {
         public void run() {
             try {
                 deleteOld();
-                a.open(big).toCompletableFuture().join();
+                await(a.open(big));
                 while (true) {
                     try {
                         step();
@@ -191,14 +206,14 @@ public final class CrashLoad {
             if (name == null) return;
             current = name;
             say("GO " + name + " DEL");
-            a.delete(name).toCompletableFuture().join();
+            await(a.delete(name));
             say("ACK " + name + " DEL");
         }
 
         private void truncate(long from) {
             current = big;
             say("GO " + big + " TRUNC " + from);
-            a.truncate(big, from).toCompletableFuture().join();
+            await(a.truncate(big, from));
             next = Math.min(next, from);
             say("ACK " + big + " TRUNC " + from);
         }
@@ -229,7 +244,7 @@ public final class CrashLoad {
                 deleteOld();
                 current = name;
                 say("GO " + name + " OPEN");
-                a.open(name).toCompletableFuture().join();
+                await(a.open(name));
                 say("ACK " + name + " OPEN");
                 dataOpen[j] = true;
             }
@@ -241,7 +256,7 @@ public final class CrashLoad {
             data.flip();
             current = name;
             say("GO " + name + " WRITE " + from + " " + blocks + " " + gen);
-            store.write(name, from * blockBytes, data).toCompletableFuture().join();
+            await(store.write(name, from * blockBytes, data));
             makeDurable(store, name);
             say("ACK " + name + " WRITE " + from + " " + blocks + " " + gen);
         }
@@ -253,7 +268,7 @@ public final class CrashLoad {
             long from = rnd.nextInt(DATA_BLOCKS);
             current = name;
             say("GO " + name + " TRUNC " + from);
-            a.truncate(name, from).toCompletableFuture().join();
+            await(a.truncate(name, from));
             say("ACK " + name + " TRUNC " + from);
         }
 
@@ -263,7 +278,7 @@ public final class CrashLoad {
             if (smallNext[small] > 0 && rnd.nextInt(4) == 0) {
                 current = name;
                 say("GO " + name + " DEL");
-                a.delete(name).toCompletableFuture().join();
+                await(a.delete(name));
                 smallNext[small] = 0;
                 say("ACK " + name + " DEL");
                 small = (small + 1) % SMALL_FILES;
@@ -275,7 +290,7 @@ public final class CrashLoad {
             for (long l = smallNext[small]; calls.size() < size; l++) calls.add(MapRequest.allocate(l, 1));
             current = name;
             say("GO " + name + " MAP " + smallNext[small]);
-            List<BlockRun> runs = a.writeFile(name, calls).toCompletableFuture().join();
+            List<BlockRun> runs = await(a.writeFile(name, calls));
             StringBuilder b = new StringBuilder("ACK " + name + " MAPS");
             for (BlockRun r : runs) {
                 b.append(' ').append(r.logicalStart()).append(' ').append(r.physicalStart()).append(' ').append(r.blocks());
@@ -296,7 +311,7 @@ public final class CrashLoad {
             }
             current = big;
             say("GO " + big + " MAP " + next);
-            List<BlockRun> runs = a.getBlocks(big, batch).toCompletableFuture().join();
+            List<BlockRun> runs = await(a.getBlocks(big, batch));
             StringBuilder b = new StringBuilder("ACK " + big + " MAPS");
             for (BlockRun r : runs) {
                 b.append(' ').append(r.logicalStart()).append(' ').append(r.physicalStart()).append(' ').append(r.blocks());
@@ -309,7 +324,7 @@ public final class CrashLoad {
             int want = 1 + rnd.nextInt(16);
             current = big;
             say("GO " + big + " MAP " + next);
-            BlockRun r = a.getBlocks(big, next, want, true).toCompletableFuture().join();
+            BlockRun r = await(a.getBlocks(big, next, want, true));
             say("ACK " + big + " MAP " + next + " " + r.physicalStart() + " " + r.blocks());
             next += r.blocks();
         }
@@ -380,8 +395,7 @@ public final class CrashLoad {
             long hint = rnd.nextInt(10) < 7 ? g.groupStart(rnd.nextInt(g.groups())) + rnd.nextInt(g.blocksPerGroup()) : -1;
             if (hint >= g.totalBlocks()) hint = -1;
             say("GO " + owner + " EXT");
-            List<Extent> got = a.allocate(owner, want, 1, maxExtent[rnd.nextInt(maxExtent.length)], hint)
-                    .toCompletableFuture().join();
+            List<Extent> got = await(a.allocate(owner, want, 1, maxExtent[rnd.nextInt(maxExtent.length)], hint));
             StringBuilder b = new StringBuilder("ACK " + owner + " EXT");
             for (Extent e : got) {
                 b.append(' ').append(e.start()).append(' ').append(e.blocks());
@@ -415,7 +429,7 @@ public final class CrashLoad {
             StringBuilder b = new StringBuilder("GO " + owner + " REL");
             for (Extent e : list) b.append(' ').append(e.start()).append(' ').append(e.blocks());
             say(b.toString());
-            a.release(owner, list).toCompletableFuture().join();
+            await(a.release(owner, list));
             for (Extent e : list) remove(e.start(), e.start() + e.blocks());
             say("ACK " + owner + " REL");
         }
