@@ -17,8 +17,9 @@ import org.blockyard.runtime.volume.VolumeException.Structure;
 /**
  * Checks a closed volume in e2fsck's passes, and with {@code repair} fixes what is safe.
  * <pre>
- *   pass 0  journal: committed transactions are applied (in memory; written with repair); a damaged one with
- *           whole committed ones after it is reported, and those after it are applied in sequence order
+ *   pass 0  journal: committed transactions are applied (in memory; written with repair), up to the first
+ *           that is not whole or not in sequence; a damaged one with committed ones after it is reported, and
+ *           repair drops it and those after it
  *   pass 1  superblock and backups, group descriptors, bitmaps and file-table blocks against their checksums;
  *           every entry's extents: inside the volume, outside the system zone
  *   pass 2  blocks owned twice (two entries, or one entry twice)
@@ -153,8 +154,11 @@ public final class Fsck {
         };
 
         // ---- pass 0: the journal ----
-        // What replaying the journal writes home: the transactions taken in sequence from the tail and, past a
-        // damaged one, every whole committed one after it, in order (each logs whole images, so the newest wins).
+        // What replaying the journal writes home: the transactions taken whole and in sequence from the tail.
+        // Past a damaged one nothing is replayed: each later transaction's images were made from a state that
+        // held the damaged one's changes, so laid over the state before it they mix two moments (a chain of
+        // table blocks from two layouts, a block freed there and owned again later); the prefix is a state
+        // the volume was in, as after a crash right after it.
         Map<Long, byte[]> overlay = new LinkedHashMap<>();
         Journal.Replay replay = null;
         try {
@@ -164,14 +168,11 @@ public final class Fsck {
                 notes.add("note: the journal holds " + replay.transactions() + " committed transactions ("
                         + replay.blocks().size() + " blocks); checked as replayed" + (repair ? " and written home" : ""));
             Journal.Damage d = replay.damage();
-            if (d != null) {
-                for (Journal.Parsed t : d.later())
-                    for (int i = 0; i < t.homes().length; i++) overlay.put(t.homes()[i], t.images().get(i));
-                problem(0, Kind.JOURNAL, "journal: " + d.report() + "; " + (d.later().isEmpty() ? ""
-                        : "the " + d.later().size() + " whole ones after it are " + (repair ? "" : "to be ")
-                        + "replayed in order, and ") + "transaction " + d.stop() + " is " + (repair ? "" : "to be ")
-                        + "dropped: what only it changed is lost (the passes below find what that left)", true);
-            }
+            if (d != null)
+                problem(0, Kind.JOURNAL, "journal: " + d.report() + "; " + (repair ? "" : "to be ") + "dropped: the "
+                        + "volume is " + (repair ? "" : "to be ") + "left as it was after transaction " + (d.stop() - 1)
+                        + ", and what the " + d.skipped().size() + " transactions from " + d.stop() + " on changed is "
+                        + "lost", true);
         } catch (VolumeException.Corrupt e) {
             problem(0, Kind.JOURNAL, e.getMessage() + "; the log cannot be placed and is emptied", true);
         }
