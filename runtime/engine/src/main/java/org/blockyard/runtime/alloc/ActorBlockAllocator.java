@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import akka.Done;
 import akka.actor.typed.ActorRef;
@@ -271,20 +272,28 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
 
     /** An ask answered with a {@link Reply}: completes with its value, or fails with its error. */
     private <R, T> CompletionStage<T> ask(RecipientRef<R> to, Function<ActorRef<Reply<T>>, R> message) {
-        return this.<R, Reply<T>>askPlain(to, message).thenCompose(r -> r.isOk()
+        return unwrapped(this.<R, Reply<T>>askPlain(to, message));
+    }
+
+    private static <T> CompletionStage<T> unwrapped(CompletionStage<Reply<T>> reply) {
+        return reply.thenCompose(r -> r.isOk()
                 ? CompletableFuture.completedFuture(r.value()) : CompletableFuture.failedFuture(r.error()));
     }
 
-    /**
-     * An ask whose failure is always typed: {@code Closed} once the allocator is closing, {@code Failed}
-     * when no answer came within the timeout (an actor that stopped).
-     */
     private <R, T> CompletionStage<T> askPlain(RecipientRef<R> to, Function<ActorRef<T>, R> message) {
+        return sent(() -> AskPattern.<R, T>ask(to, message::apply, TIMEOUT, system.scheduler()));
+    }
+
+    /**
+     * The ask {@code send} sends, with its failure always typed: {@code Closed} once the allocator is closing,
+     * {@code Failed} when no answer came within the timeout (an actor that stopped).
+     */
+    private <T> CompletionStage<T> sent(Supplier<CompletionStage<T>> send) {
         sending.incrementAndGet(); // before the check: close() waits for every send that passed it
         try {
             if (closed) return failed(closedError());
             CompletableFuture<T> out = new CompletableFuture<>();
-            AskPattern.<R, T>ask(to, message::apply, TIMEOUT, system.scheduler())
+            send.get()
                     .whenCompleteAsync((r, e) -> {
                         if (e != null) out.completeExceptionally(typed(e));
                         else out.complete(r);
@@ -334,7 +343,8 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
 
     /** One request to a file through its handle, answered with a {@link Reply}. */
     private <T> CompletionStage<T> askFile(String file, Function<ActorRef<Reply<T>>, FileActor.Command> request) {
-        return resolve(file).thenCompose(h -> this.<Object, T>ask(h.target(), r -> h.wrap(request.apply(r))));
+        return resolve(file).thenCompose(h -> unwrapped(this.<Reply<T>>sent(
+                () -> h.ask(request, TIMEOUT, system.scheduler()))));
     }
 
     // ---- files --------------------------------------------------------------------------------------

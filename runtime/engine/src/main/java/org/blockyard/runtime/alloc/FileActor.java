@@ -25,7 +25,9 @@ import org.blockyard.api.alloc.MapRequest;
  *
  * <p>When its last writer closes, the actor hands the file back to its shard ({@link FileShard.Passivate})
  * and from then on forwards whatever still reaches it to the shard, in order, until the shard stops it: the
- * shard serves the file again from the moment it took it back.
+ * shard serves the file again from the moment it took it back. Its handle, which callers may still hold,
+ * goes with the file: from then on it sends to the shard, and the actor is stopped only once no send
+ * through it is under way ({@link FileHandle#retire}).
  */
 public final class FileActor extends AbstractBehavior<FileActor.Command> {
 
@@ -89,7 +91,7 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
      */
     record DropPrealloc(ActorRef<PreallocationDrop.Returned> replyTo) implements Command {}
 
-    /** From the shard once it took the file back. */
+    /** Once the shard took the file back and no send through the actor's handle is under way. */
     enum Stop implements Command { INSTANCE }
 
     private record PreallocationsDropped(long blocks) implements Command {}
@@ -97,6 +99,8 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
     private final FileServer server;
     private final ActorRef<FileShard.Command> shard;
     private final ActorRef<AllocatorActor.Command> allocator;
+    /** What every {@code Open} here answers. */
+    private final FileHandle handle;
     private ActorRef<Long> droppedAdapter; // made on the first "no space"
 
     static Behavior<Command> create(FileServer server, ActorRef<FileShard.Command> shard,
@@ -111,6 +115,7 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
         this.shard = shard;
         this.allocator = allocator;
         ActorRef<Command> self = context.getSelf();
+        this.handle = new FileHandle(server.file.name, shard, server, self);
         server.driveBy(new FileServer.ActorDriver(groups, self.narrow(), self.narrow(), context.getLog()) {
             @Override
             public void dropPreallocations(FileServer file) {
@@ -121,7 +126,7 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
 
             @Override
             public FileHandle handle(FileServer file) {
-                return new FileHandle(file.file.name, self);
+                return handle;
             }
 
             @Override
@@ -146,7 +151,7 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
         else if (m == Stop.INSTANCE) return Behaviors.stopped();
         else server.receive(m);
         if (server.handedOver()) {
-            shard.tell(new FileShard.Passivate(server, getContext().getSelf(), server.takeWaiting()));
+            shard.tell(new FileShard.Passivate(server, handle, server.takeWaiting()));
             return forwarding();
         }
         return this;

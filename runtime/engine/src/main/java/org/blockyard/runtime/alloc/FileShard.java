@@ -73,10 +73,10 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
 
     /**
      * From a file's own actor at the file's last close: the shard serves the file again, starting with
-     * the requests that waited behind the close; then it stops the actor.
+     * the requests that waited behind the close; then it retires the actor's {@code handle}, which stops the
+     * actor once no send through it is under way.
      */
-    record Passivate(FileServer server, ActorRef<FileActor.Command> actor, List<FileActor.Command> waiting)
-            implements Command {}
+    record Passivate(FileServer server, FileHandle handle, List<FileActor.Command> waiting) implements Command {}
 
     /** A file's own actor stopped: passivated (nothing to do), or failed (a bug: the shard takes the file back). */
     record OwnActorStopped(FileServer server, ActorRef<FileActor.Command> actor) implements Command {}
@@ -217,7 +217,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         else if (m instanceof Deleting d) d.request().replyTo().tell(Reply.fail(e));
         else if (m instanceof DropPrealloc d) d.replyTo().tell(new PreallocationDrop.Returned(getContext().getSelf(), List.of()));
         else if (m instanceof Shutdown s) s.replyTo().tell(List.of());
-        else if (m instanceof Passivate p) p.actor().tell(FileActor.Stop.INSTANCE);
+        else if (m instanceof Passivate p) p.handle().retire();
         else if (m instanceof GroupActor.Allocated a) giveBackLate(a);
     }
 
@@ -392,10 +392,10 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
 
     private void onPassivate(Passivate p) {
         FileServer s = p.server();
-        if (s.ownActor == null || !s.ownActor.equals(p.actor())) return;
+        if (s.ownActor == null || !s.ownActor.equals(p.handle().actor())) return;
         s.ownActor = null;
         unlinkOpen(s);
-        p.actor().tell(FileActor.Stop.INSTANCE);
+        p.handle().retire();
         s.resume(driver);
         for (FileActor.Command c : p.waiting()) s.receive(c);
         deletesAfterHandBack(s);

@@ -8,10 +8,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Queue;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
@@ -160,6 +171,105 @@ class FileHostingTest {
             AllocatorChecks.checkInvariants(a, owned);
             assertEquals(G.dataBlocks() - total, await(a.freeBlocks()));
         }
+    }
+
+    /** A call in flight, and when it was sent. */
+    private record Call(String what, long sentNanos) {}
+
+    private static final List<String> CALLS =
+            List.of("getBlocks", "getBlocks batch", "fileExtents", "truncate", "discardUnwritten", "markWritten");
+
+    /**
+     * Writers open, append to and close a few streams over and over, so each moves to an actor of its own at
+     * every open and back to its shard at every last close; meanwhile callers that never opened them look them
+     * up, list them, truncate and discard beyond their end and mark blocks written, through the handles the
+     * writers' opens left with the allocator. Every call is answered within 5 s (the facade's ask gives up
+     * after 60 s): with a mapping or a count while the file is open, with UnknownFile while it is closed,
+     * wherever the file is on its way. Before the actor's handle stopped it only once no send through it was
+     * under way, about one call in 40,000 went to an actor that had stopped and was never answered.
+     */
+    @Test
+    void callsFromCallersThatNeverOpenedAFileAreAnsweredWhileItMovesBetweenShardAndActor() throws Exception {
+        List<String> names = List.of("/m0", "/m1", "/m2", "/m3");
+        long deadline = TimeUnit.SECONDS.toNanos(5);
+        Set<Call> pending = ConcurrentHashMap.newKeySet();
+        Queue<String> late = new ConcurrentLinkedQueue<>(), wrong = new ConcurrentLinkedQueue<>();
+        Queue<String> writerTrouble = new ConcurrentLinkedQueue<>();
+        LongAdder sent = new LongAdder();
+        ExecutorService threads = Executors.newFixedThreadPool(names.size() + 2);
+        try (ActorBlockAllocator a = start(4, 16)) {
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(12);
+            List<Future<?>> running = new ArrayList<>();
+            for (String f : names) {
+                running.add(threads.submit(() -> {
+                    long l = 0;
+                    while (System.nanoTime() < end && writerTrouble.isEmpty()) {
+                        try {
+                            within(deadline, a.open(f));
+                            if (l >= 512) { // the files stay small
+                                within(deadline, a.truncate(f, 16));
+                                l = 16;
+                            }
+                            for (long to = l + 16; l < to; )
+                                l += within(deadline, a.getBlocks(f, l, (int) Math.min(4, to - l), true)).blocks();
+                            within(deadline, a.close(f));
+                        } catch (Exception e) {
+                            writerTrouble.add(f + ": " + e);
+                        }
+                    }
+                }));
+            }
+            for (int c = 0; c < 2; c++) {
+                running.add(threads.submit(() -> {
+                    Semaphore inFlight = new Semaphore(32);
+                    ThreadLocalRandom rnd = ThreadLocalRandom.current();
+                    while (System.nanoTime() < end) {
+                        try {
+                            if (!inFlight.tryAcquire(deadline, TimeUnit.NANOSECONDS)) return; // 32 unanswered
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                        String f = names.get(rnd.nextInt(names.size()));
+                        int kind = rnd.nextInt(CALLS.size());
+                        long l = rnd.nextLong(64);
+                        Call call = new Call(CALLS.get(kind) + " " + f, System.nanoTime());
+                        pending.add(call);
+                        sent.increment();
+                        CompletionStage<?> answer = switch (kind) {
+                            case 0 -> a.getBlocks(f, l, 4, false);
+                            case 1 -> a.getBlocks(f, List.of(new MapRequest(l, 4, false), new MapRequest(l + 4, 4, false)));
+                            case 2 -> a.fileExtents(f);
+                            case 3 -> a.truncate(f, 1L << 40); // beyond the end: frees nothing
+                            case 4 -> a.discardUnwritten(f, 1L << 40, 1);
+                            default -> a.markWritten(f, 0, 1);
+                        };
+                        answer.whenComplete((v, e) -> {
+                            pending.remove(call);
+                            inFlight.release();
+                            if (System.nanoTime() - call.sentNanos() > deadline) late.add(call.what());
+                            Throwable error = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                            if (error != null && !(error instanceof AllocationException.UnknownFile))
+                                wrong.add(call.what() + ": " + error);
+                        });
+                    }
+                }));
+            }
+            for (Future<?> r : running) r.get(30, TimeUnit.SECONDS);
+            long waitUntil = System.nanoTime() + deadline; // every call still pending was sent before now
+            while (!pending.isEmpty() && System.nanoTime() < waitUntil) Thread.sleep(10);
+            List<String> unanswered = new ArrayList<>(late);
+            for (Call c : pending) unanswered.add(c.what());
+            assertEquals(List.of(), List.copyOf(writerTrouble), "the writers' calls");
+            assertEquals(List.of(), unanswered, unanswered.size() + " of " + sent.sum() + " calls not answered within 5 s");
+            assertEquals(List.of(), List.copyOf(wrong), "answers other than a mapping, a count or UnknownFile");
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    /** The value {@code stage} completes with, within {@code nanos}. */
+    private static <T> T within(long nanos, CompletionStage<T> stage) throws Exception {
+        return stage.toCompletableFuture().get(nanos, TimeUnit.NANOSECONDS);
     }
 
     @Test

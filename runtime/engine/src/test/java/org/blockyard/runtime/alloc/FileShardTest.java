@@ -165,8 +165,13 @@ class FileShardTest {
         // Its last close hands the file back with the request that waited behind the close.
         TestInbox<Reply<BlockRun>> behind = TestInbox.create();
         FileServer server = ((FileShard.ToFile) f.wrap(new FileActor.Extents(null))).server();
-        shard.run(new FileShard.Passivate(server, own, List.of(new FileActor.GetBlocks(64, 1, true, behind.getRef()))));
+        FileHandle ownHandle = new FileHandle("/stream", shard.getRef(), server, own);
+        shard.run(new FileShard.Passivate(server, ownHandle, List.of(new FileActor.GetBlocks(64, 1, true, behind.getRef()))));
         assertEquals(FileActor.Stop.INSTANCE, ownInbox.receiveMessage(), "the actor is stopped");
+        TestInbox<Reply<BlockRun>> throughItsHandle = TestInbox.create();
+        ownHandle.tell(new FileActor.GetBlocks(64, 1, true, throughItsHandle.getRef()));
+        assertFalse(ownInbox.hasMessages(), "the actor's handle no longer sends to it");
+        assertInstanceOf(FileShard.ToFile.class, shard.selfInbox().receiveMessage(), "but to the shard");
         assertInstanceOf(AllocationException.UnknownFile.class, behind.receiveMessage().error(),
                 "the shard serves the file again: the request after the last close finds it closed");
         shard.getAllEffects();
