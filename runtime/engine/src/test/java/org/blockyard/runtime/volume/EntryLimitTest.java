@@ -162,12 +162,12 @@ class EntryLimitTest {
 
             join(a.release("filler", List.of(new Extent(g.groupStart(3) + 2000, 64)))); // apart from the big owner
             long free = join(a.freeBlocks());
-            AllocationException past = failure(a.allocate("big", 2, 1, 0, -1));
+            AllocationException past = Volumes.refusal(a.allocate("big", 2, 1, 0, -1));
             assertInstanceOf(AllocationException.NoSpace.class, past, past.getMessage());
             assertTrue(past.getMessage().contains("'big'") && past.getMessage().contains(limit + " extents")
                     && past.getMessage().contains("would hold " + (limit + 1)), past.getMessage());
             assertEquals(free, join(a.freeBlocks()), "the refused allocation's blocks went back");
-            AllocationException cut = failure(a.release("big", List.of(new Extent(triple.start() + 1, 1))));
+            AllocationException cut = Volumes.refusal(a.release("big", List.of(new Extent(triple.start() + 1, 1))));
             assertInstanceOf(AllocationException.NoSpace.class, cut, cut.getMessage());
             assertEquals(free, join(a.freeBlocks()), "the refused release freed nothing");
 
@@ -226,7 +226,7 @@ class EntryLimitTest {
             assertEquals(2 * per, b2.size());
             join(a.release("filler", List.of(new Extent(g.groupStart(3) + 2000, 64)))); // apart from both
             long free = join(a.freeBlocks());
-            AllocationException full = failure(a.allocate("b", 2, 1, 0, -1));
+            AllocationException full = Volumes.refusal(a.allocate("b", 2, 1, 0, -1));
             assertInstanceOf(AllocationException.NoSpace.class, full, full.getMessage());
             assertTrue(full.getMessage().contains("file table is full") && full.getMessage().contains("'b'"),
                     full.getMessage());
@@ -266,12 +266,12 @@ class EntryLimitTest {
             runs = join(a.getBlocks("f", requests));
             assertEquals(limit, join(a.fileExtents("f")).size());
             long free = join(a.freeBlocks());
-            AllocationException more = failure(a.getBlocks("f", 1_000_000, 1, true));
+            AllocationException more = Volumes.refusal(a.getBlocks("f", 1_000_000, 1, true));
             assertInstanceOf(AllocationException.NoSpace.class, more, more.getMessage());
             assertTrue(more.getMessage().contains("'f'") && more.getMessage().contains(limit + " extents"),
                     more.getMessage());
-            assertInstanceOf(AllocationException.NoSpace.class, failure(a.markWritten("f", 1, 1)), "a cut in two");
-            assertInstanceOf(AllocationException.NoSpace.class, failure(a.discardUnwritten("f", 1, 2)), "a hole");
+            assertInstanceOf(AllocationException.NoSpace.class, Volumes.refusal(a.markWritten("f", 1, 1)), "a cut in two");
+            assertInstanceOf(AllocationException.NoSpace.class, Volumes.refusal(a.discardUnwritten("f", 1, 2)), "a hole");
             assertEquals(free, join(a.freeBlocks()));
             assertEquals(limit, join(a.fileExtents("f")).size(), "nothing changed");
             assertEquals(4L, join(a.markWritten("f", 0, 4)), "a whole run converted");
@@ -293,17 +293,5 @@ class EntryLimitTest {
             join(v.allocator().close("f"));
         }
         assertTrue(Fsck.check(image, false).clean());
-    }
-
-    private static AllocationException failure(CompletionStage<?> s) {
-        try {
-            Object v = s.toCompletableFuture().get(30, TimeUnit.SECONDS);
-            return fail("answered " + v + " instead of a refusal");
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof AllocationException x) return x;
-            throw new AssertionError("failed with " + e.getCause(), e.getCause());
-        } catch (InterruptedException | TimeoutException e) {
-            throw new AssertionError(e);
-        }
     }
 }

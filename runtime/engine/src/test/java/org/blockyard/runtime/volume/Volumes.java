@@ -39,4 +39,17 @@ final class Volumes {
             throw new IllegalStateException(e);
         }
     }
+
+    /** The refusal {@code s} fails with, waited for at most 30 s; an assertion error when it answers a value. */
+    static org.blockyard.api.alloc.AllocationException refusal(CompletionStage<?> s) {
+        try {
+            Object v = s.toCompletableFuture().get(30, TimeUnit.SECONDS);
+            throw new AssertionError("answered " + v + " instead of a refusal");
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof org.blockyard.api.alloc.AllocationException x) return x;
+            throw new AssertionError("failed with " + e.getCause(), e.getCause());
+        } catch (InterruptedException | java.util.concurrent.TimeoutException e) {
+            throw new AssertionError(e);
+        }
+    }
 }
