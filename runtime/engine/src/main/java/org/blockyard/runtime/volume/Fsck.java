@@ -180,22 +180,36 @@ public final class Fsck {
         // ---- pass 1b: descriptors, bitmaps, file table ----
         boolean[] bitmapBad = new boolean[g.groups()];
         boolean[] tableBad = {false};
-        Metadata meta = Metadata.load(sb, b -> overlay.containsKey(b) ? overlay.get(b) : disk.read(b), (s, block, what) -> {
-            switch (s) {
-                case GROUP_DESCRIPTOR -> problem(1, Kind.DESCRIPTOR_CHECKSUM, "group descriptor block " + block + ": " + what, true);
-                case BITMAP -> {
-                    bitmapBad[g.groupOf(block)] = true;
-                    problem(1, Kind.BITMAP_CHECKSUM, "block bitmap at block " + block + ": " + what + "; rebuilt from the owners", true);
-                }
-                case FILE_TABLE -> {
-                    tableBad[0] = true;
-                    problem(1, Kind.FILE_TABLE_CHECKSUM, "file table block " + block + ": " + what
-                            + "; the entry in it is unreadable, so no leak is freed (restore the block from a copy)",
-                            false);
-                }
-                default -> problem(1, Kind.JOURNAL, s + " block " + block + ": " + what, false);
+        Metadata.Problems report = new Metadata.Problems() {
+            @Override
+            public boolean salvage(VolumeException.Structure s, long block, String what) {
+                problem(1, Kind.FILE_TABLE_CHECKSUM, "file table block " + block + ": " + what + "; its blocks each "
+                        + "check, so the entry is rebuilt from them (runs they disagree on are dropped; what those held "
+                        + "is a leak)", true);
+                return true;
             }
-        });
+
+            @Override
+            public void corrupt(VolumeException.Structure s, long block, String what) {
+                switch (s) {
+                    case GROUP_DESCRIPTOR -> problem(1, Kind.DESCRIPTOR_CHECKSUM, "group descriptor block " + block + ": "
+                            + what, true);
+                    case BITMAP -> {
+                        bitmapBad[g.groupOf(block)] = true;
+                        problem(1, Kind.BITMAP_CHECKSUM, "block bitmap at block " + block + ": " + what
+                                + "; rebuilt from the owners", true);
+                    }
+                    case FILE_TABLE -> {
+                        tableBad[0] = true;
+                        problem(1, Kind.FILE_TABLE_CHECKSUM, "file table block " + block + ": " + what
+                                + "; the entry in it is unreadable, so no leak is freed (restore the block from a copy)",
+                                false);
+                    }
+                    default -> problem(1, Kind.JOURNAL, s + " block " + block + ": " + what, false);
+                }
+            }
+        };
+        Metadata meta = Metadata.load(sb, b -> overlay.containsKey(b) ? overlay.get(b) : disk.read(b), report);
 
         // ---- pass 1c: every entry's extents ----
         record Piece(Metadata.Entry entry, long logical, long physical, long blocks) {}

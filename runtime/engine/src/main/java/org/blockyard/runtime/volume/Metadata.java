@@ -73,6 +73,15 @@ public final class Metadata {
     /** Where a lenient load (fsck) reports what a strict one would throw. */
     public interface Problems {
         void corrupt(Structure structure, long block, String what);
+
+        /**
+         * A structure that is damaged but whose pieces each check: answers whether to rebuild it from them
+         * (fsck) rather than leave it out. By default it is corrupt (a strict load throws).
+         */
+        default boolean salvage(Structure structure, long block, String what) {
+            corrupt(structure, block, what);
+            return false;
+        }
     }
 
     /** Reads one block of the image (with the journal's replay applied, when it has one). */
@@ -372,10 +381,21 @@ public final class Metadata {
                 orderedSlots[index] = slots.get(i);
             }
             long firstBlock = layout.fileTableStart() + slots.get(0);
+            boolean salvaged = false;
             if (!ok) {
-                p.corrupt(Structure.FILE_TABLE, firstBlock, "entry " + c.getKey() + " has an incomplete chain of "
-                        + blocks.size() + " blocks");
-                continue;
+                // Each block checks, but they do not make one chain (blocks of two layouts, as a replay that stopped
+                // at a damaged transaction can leave). Salvaged, the entry is its blocks in index order (the first
+                // of a repeated index), each run kept unless it overlaps one kept before; the rest is lost.
+                if (!p.salvage(Structure.FILE_TABLE, firstBlock, "entry " + c.getKey() + " has an incomplete chain of "
+                        + blocks.size() + " blocks")) continue;
+                Integer[] byIndex = new Integer[blocks.size()];
+                for (int i = 0; i < byIndex.length; i++) byIndex[i] = i;
+                java.util.Arrays.sort(byIndex, java.util.Comparator.comparingInt(i -> Layout.le(blocks.get(i)).getInt(20)));
+                for (int i = 0; i < byIndex.length; i++) {
+                    ordered[i] = blocks.get(byIndex[i]);
+                    orderedSlots[i] = slots.get(byIndex[i]);
+                }
+                salvaged = true;
             }
             ByteBuffer h = Layout.le(ordered[0]);
             int nameLen = Short.toUnsignedInt(h.getShort(32));
@@ -385,6 +405,7 @@ public final class Metadata {
             }
             String name = new String(ordered[0], 34, nameLen, StandardCharsets.UTF_8);
             Entry e = new Entry(c.getKey(), h.getInt(16), name);
+            java.util.TreeMap<Long, Long> kept = new java.util.TreeMap<>(); // salvage: logical start -> end of runs kept
             for (byte[] b : ordered) {
                 ByteBuffer o = Layout.le(b);
                 int n = o.getInt(28);
@@ -396,7 +417,13 @@ public final class Metadata {
                     int off = Layout.TABLE_HEADER_BYTES + i * Layout.TABLE_EXTENT_BYTES;
                     long len = Integer.toUnsignedLong(o.getInt(off + 16));
                     if (len == 0) continue;
-                    e.map.put(o.getLong(off), o.getLong(off + 8), len, (o.getInt(off + 20) & 1) != 0);
+                    long logical = o.getLong(off);
+                    if (salvaged) {
+                        var before = kept.floorEntry(logical + len - 1);
+                        if (before != null && before.getValue() > logical) continue; // overlaps a run kept
+                        kept.put(logical, logical + len);
+                    }
+                    e.map.put(logical, o.getLong(off + 8), len, (o.getInt(off + 20) & 1) != 0);
                 }
             }
             e.slots = orderedSlots;
