@@ -20,7 +20,7 @@ import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
 
 /**
- * The extent interface's contract, run over the actors and the global-lock baseline alike through
+ * The extent interface's contract, run over the actors and the global-lock and group-locks peers alike through
  * {@link BlockAllocator}: the same refusals, conservation under random use, and no {@code NoSpace} while
  * open files hold unused preallocations.
  */
@@ -30,7 +30,9 @@ class ExtentContractTest {
         Function<Geometry, BlockAllocator> actors = g -> ActorBlockAllocator.start(AllocatorSettings.of(g,
                 ReservationPolicy.extended()));
         Function<Geometry, BlockAllocator> locked = g -> new GlobalLockAllocator(g, ReservationPolicy.extended());
-        return List.of(Arguments.of("actors", actors), Arguments.of("global-lock", locked));
+        Function<Geometry, BlockAllocator> groupLocks = g -> new GroupLockAllocator(g, ReservationPolicy.extended());
+        return List.of(Arguments.of("actors", actors), Arguments.of("global-lock", locked),
+                Arguments.of("group-locks", groupLocks));
     }
 
     private static void close(BlockAllocator a) {

@@ -22,7 +22,7 @@ import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
 import org.blockyard.api.alloc.MapRequest;
 
-/** The file path's checks and guarantees, run over the actors and over the global-lock baseline alike. */
+/** The file path's checks and guarantees, run over the actors and over the global-lock and group-locks peers alike. */
 class FilePathContractTest {
 
     /** The file calls of one implementation, answering or throwing the AllocationException. */
@@ -78,6 +78,10 @@ class FilePathContractTest {
             return new Through(new GlobalLockAllocator(g, ReservationPolicy.extended()), () -> {});
         }
 
+        static Through groupLocks(Geometry g) {
+            return new Through(new GroupLockAllocator(g, ReservationPolicy.extended()), () -> {});
+        }
+
         private static <T> T call(java.util.concurrent.CompletionStage<T> s) {
             return await(s);
         }
@@ -112,8 +116,9 @@ class FilePathContractTest {
     }
 
     static List<Arguments> implementations() {
-        Function<Geometry, Files> actors = Through::actors, locked = Through::locked;
-        return List.of(Arguments.of("actors", actors), Arguments.of("global-lock", locked));
+        Function<Geometry, Files> actors = Through::actors, locked = Through::locked, groupLocks = Through::groupLocks;
+        return List.of(Arguments.of("actors", actors), Arguments.of("global-lock", locked),
+                Arguments.of("group-locks", groupLocks));
     }
 
     private static <E extends AllocationException> E refused(Class<E> type, Runnable call) {
