@@ -40,9 +40,11 @@ import org.blockyard.api.alloc.MapRequest;
  *       map, so a caller that found it retries with the name's next file.</li>
  * </ul>
  * Walks take no lock: the group walk of a file allocation ({@link GroupWalk}) and the extent walk read the
- * published figures, as mballoc's {@code ext4_mb_good_group} reads a group's free count and largest free
- * order without its lock; the chosen group is then locked and its own state decides, so a stale figure
- * costs a wasted visit, never a wrong answer.
+ * published figures, as mballoc chooses a group from its free count and largest free order read without
+ * the group lock ({@code ext4_mb_good_group_nolock}), then locks it and checks again
+ * ({@code ext4_mb_good_group}); here the chosen group is locked and its own state decides. A stale figure
+ * costs a wasted visit, or a group passed over by a call that races with a free there, never a block
+ * handed out twice.
  *
  * <h2>Order</h2>
  * A file's lock may be held while one group's lock is taken; a group's lock is never held while a file's
