@@ -8,8 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -24,6 +26,9 @@ import org.blockyard.api.alloc.Geometry;
  * {@link BlockAllocator}: the same refusals, conservation under random use, and no {@code NoSpace} while
  * open files hold unused preallocations.
  */
+// The lock peers answer on the caller's thread, where no stage's deadline can stop a call that never
+// returns: each test has one of its own.
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ExtentContractTest {
 
     static List<Arguments> implementations() {

@@ -9,8 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -23,6 +25,9 @@ import org.blockyard.api.alloc.Geometry;
 import org.blockyard.api.alloc.MapRequest;
 
 /** The file path's checks and guarantees, run over the actors and over the global-lock and group-locks peers alike. */
+// The lock peers answer on the caller's thread, where no stage's deadline can stop a call that never
+// returns: each test has one of its own.
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class FilePathContractTest {
 
     /** The file calls of one implementation, answering or throwing the AllocationException. */
