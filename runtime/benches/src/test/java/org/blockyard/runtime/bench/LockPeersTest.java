@@ -5,9 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import com.typesafe.config.Config;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import org.blockyard.runtime.config.BlockyardConfig;
 
@@ -16,6 +18,8 @@ import org.blockyard.runtime.config.BlockyardConfig;
  * (single calls through its handles, and batches through the interface) allocate every block of every file, and
  * stall's ratios name each lock peer that ran.
  */
+// Calls are answered on the caller's thread: the deadline of a test that makes them there is this.
+@Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class LockPeersTest {
     private static final Config CONFIG = BlockyardConfig.load();
 

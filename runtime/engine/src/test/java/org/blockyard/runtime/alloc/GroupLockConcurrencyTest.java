@@ -22,6 +22,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.BlockRun;
@@ -34,6 +35,8 @@ import org.blockyard.api.alloc.MapRequest;
  * volume small enough to run full; then every block is accounted for exactly once, the published figures
  * match the groups, and no call hung (every wait has a deadline; a hang reports the deadlocked threads).
  */
+// Calls are answered on the caller's thread: the deadline of a test that makes them there is this.
+@Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class GroupLockConcurrencyTest {
     /** 16 groups of 1,024 blocks: allocations of up to 3,000 blocks span groups, and the volume fills. */
     private static final Geometry GEOMETRY = Geometry.of(4096, 16 * 1024, 1024);
