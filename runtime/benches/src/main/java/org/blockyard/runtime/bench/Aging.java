@@ -13,6 +13,7 @@ import org.blockyard.api.alloc.Geometry;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 import org.blockyard.runtime.alloc.AllocatorSettings;
 import org.blockyard.runtime.alloc.GlobalLockAllocator;
+import org.blockyard.runtime.alloc.GroupLockAllocator;
 
 /**
  * The aging workload BlueStore's developers age allocators with: fill the volume to the high watermark
@@ -45,7 +46,7 @@ public final class Aging {
 
     /**
      * The allocator of that id over {@code geometry}: {@value #BLOCKYARD}, {@code global-lock} (the same
-     * groups and walk under one lock) or {@value #DYNAMIC_FIT}.
+     * groups and walk under one lock), {@code group-locks} (the same under a lock per group) or {@value #DYNAMIC_FIT}.
      */
     static ExtentAllocator open(String id, Geometry geometry, Config config) {
         return switch (id) {
@@ -59,9 +60,14 @@ public final class Aging {
                 yield new BlockAllocatorAdapter(new GlobalLockAllocator(geometry, base.policy(),
                         base.preallocMinWindowBlocks()), () -> {});
             }
+            case Tiobench.GROUP_LOCKS -> {
+                AllocatorSettings base = AllocatorSettings.fromConfig(config, geometry.blocksPerGroup());
+                yield new BlockAllocatorAdapter(new GroupLockAllocator(geometry, base.policy(),
+                        base.preallocMinWindowBlocks()), () -> {});
+            }
             case DYNAMIC_FIT -> new DynamicFitAllocator(geometry);
             default -> throw new IllegalArgumentException("unknown allocator '" + id + "' (" + BLOCKYARD + ", "
-                    + Tiobench.GLOBAL_LOCK + ", " + DYNAMIC_FIT + ")");
+                    + Tiobench.GLOBAL_LOCK + ", " + Tiobench.GROUP_LOCKS + ", " + DYNAMIC_FIT + ")");
         };
     }
 

@@ -108,7 +108,7 @@ public final class AllocReplay {
         return u >= 4096 && u <= (1 << 20) && Long.bitCount(u) == 1 ? (int) u : 4096;
     }
 
-    /** Replays {@code requests} against {@code dump} on {@code allocator} (actors or global-lock); the row of figures. */
+    /** Replays {@code requests} against {@code dump} on {@code allocator} (actors, global-lock or group-locks); the row of figures. */
     public static Map<String, Object> run(Dump dump, List<Request> requests, String allocator, Config config,
                                           Consumer<String> perRequest) {
         int bs = blockBytes(dump);
@@ -132,19 +132,15 @@ public final class AllocReplay {
         row.put("alloc_unit_bytes", dump.allocUnitBytes());
         row.put("block_size_bytes", bs);
         row.put("requests", requests.size());
-        if (allocator.equals(Tiobench.GLOBAL_LOCK)) {
-            GlobalLockAllocator a = new GlobalLockAllocator(g, settings.policy(), settings.preallocMinWindowBlocks());
-            for (int i = 0; i < g.groups(); i++) {
-                prepare.accept(a.group(i));
-                a.republish(i);
-            }
-            replay(a, requests, bs, row, perRequest);
+        if (LockPeer.is(allocator)) {
+            replay(LockPeer.open(allocator, g, settings.policy(), settings.preallocMinWindowBlocks(), prepare).api(),
+                    requests, bs, row, perRequest);
         } else if (allocator.equals("actors")) {
             try (ActorBlockAllocator a = ActorBlockAllocator.start(settings, config, prepare)) {
                 replay(a, requests, bs, row, perRequest);
             }
         } else {
-            throw new IllegalArgumentException("--allocator must be actors or global-lock, not " + allocator);
+            throw new IllegalArgumentException("--allocator must be actors, global-lock or group-locks, not " + allocator);
         }
         row.put("dump_free_in_system_zones_bytes", lost[0] * bs);
         return row;

@@ -11,7 +11,7 @@ import org.blockyard.runtime.config.BlockyardConfig;
 
 /**
  * A wrong value given on the command line: the message names the option, the value and what is allowed, in
- * one line ({@code --policy 'foo': allowed are reservation, mballoc, no-reservation, global-lock}). The
+ * one line ({@code --policy 'foo': allowed are reservation, mballoc, no-reservation, global-lock, group-locks}). The
  * command line prints it alone on standard error and exits with code 2, as picocli does for its own parse
  * errors. The checks below are the ones the commands share.
  */

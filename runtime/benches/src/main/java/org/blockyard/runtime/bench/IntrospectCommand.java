@@ -17,7 +17,6 @@ import org.blockyard.api.alloc.Geometry;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 import org.blockyard.runtime.alloc.AllocatorSettings;
 import org.blockyard.runtime.alloc.BlockGroup;
-import org.blockyard.runtime.alloc.GlobalLockAllocator;
 
 /**
  * {@code blockyard bench introspect}: what a storage engine pays to ask for the free count and the
@@ -36,8 +35,8 @@ public final class IntrospectCommand implements Callable<Integer> {
     @Option(names = "--calls", defaultValue = "200", description = "timed calls of each kind (default ${DEFAULT-VALUE})")
     int calls;
 
-    @Option(names = "--policy", defaultValue = "reservation,global-lock", split = ",",
-            description = "reservation | global-lock, comma-separated (default ${DEFAULT-VALUE})")
+    @Option(names = "--policy", defaultValue = "reservation,global-lock,group-locks", split = ",",
+            description = "reservation | global-lock | group-locks, comma-separated (default ${DEFAULT-VALUE})")
     List<String> policies;
 
     @Option(names = "--seed", defaultValue = "1", description = "seed of the ageing pattern (default ${DEFAULT-VALUE})")
@@ -50,7 +49,7 @@ public final class IntrospectCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         BadOption.atLeast("--calls", calls, 1);
         Config config = run.config();
-        BadOption.allOf("--policy", policies, BenchPolicies.names(config, Tiobench.GLOBAL_LOCK));
+        BadOption.allOf("--policy", policies, BenchPolicies.names(config, Tiobench.GLOBAL_LOCK, Tiobench.GROUP_LOCKS));
         List<String> labels = new ArrayList<>();
         for (long bytes : volumes) {
             BadOption.atLeast("--volume", bytes, 1);
@@ -77,18 +76,13 @@ public final class IntrospectCommand implements Callable<Integer> {
         if (g.groups() > Tiobench.MAX_BENCH_GROUPS)
             throw new BadOption("--volume", volume(bytes), "has " + g.groups()
                     + " groups; this benchmark holds at most " + Tiobench.MAX_BENCH_GROUPS);
-        boolean lock = policy.equals(Tiobench.GLOBAL_LOCK);
+        boolean lock = LockPeer.is(policy);
         AllocatorSettings settings = base.withGeometry(g)
                 .withPolicy(BenchPolicies.byId(lock ? "reservation" : policy, config, g));
         BlockAllocator a;
         AutoCloseable closer = () -> {};
         if (lock) {
-            GlobalLockAllocator l = new GlobalLockAllocator(g, settings.policy());
-            for (int i = 0; i < g.groups(); i++) {
-                age(l.group(i));
-                l.republish(i);
-            }
-            a = l;
+            a = LockPeer.open(policy, g, settings.policy(), settings.preallocMinWindowBlocks(), this::age).api();
         } else {
             ActorBlockAllocator act = ActorBlockAllocator.start(settings, config, this::age);
             a = act;

@@ -25,8 +25,8 @@ public final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--requests", paramLabel = "FILE", description = "one request a line: want unit [max] [hint], in bytes (decimal or 0x hex)")
     Path requests;
 
-    @Option(names = "--allocator", defaultValue = "actors,global-lock", split = ",",
-            description = "actors | global-lock, comma-separated (default ${DEFAULT-VALUE})")
+    @Option(names = "--allocator", defaultValue = "actors,global-lock,group-locks", split = ",",
+            description = "actors | global-lock | group-locks, comma-separated (default ${DEFAULT-VALUE})")
     List<String> allocators;
 
     @Option(names = "--per-request", description = "print each request's fragments, bytes and duration (standard error)")
@@ -58,7 +58,7 @@ public final class ReplayCommand implements Callable<Integer> {
         }
         if (dump == null) throw new BadOption("--dump", "", "an allocator dump is needed (or --make-sample DIR)");
         if (requests == null) throw new BadOption("--requests", "", "a file of requests is needed (or --make-sample DIR)");
-        BadOption.allOf("--allocator", allocators, List.of("actors", Tiobench.GLOBAL_LOCK));
+        BadOption.allOf("--allocator", allocators, List.of("actors", Tiobench.GLOBAL_LOCK, Tiobench.GROUP_LOCKS));
         AllocReplay.Dump d = AllocReplay.readDump(dump);
         List<AllocReplay.Request> reqs = AllocReplay.readRequests(requests);
         Config config = run.config();

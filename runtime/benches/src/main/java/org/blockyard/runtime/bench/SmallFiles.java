@@ -22,8 +22,6 @@ import org.blockyard.api.alloc.Geometry;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 import org.blockyard.runtime.alloc.AllocatorSettings;
 import org.blockyard.runtime.alloc.BlockGroup;
-import org.blockyard.runtime.alloc.FileState;
-import org.blockyard.runtime.alloc.GlobalLockAllocator;
 import org.blockyard.runtime.alloc.Reply;
 import org.blockyard.runtime.volume.Journal;
 import org.blockyard.runtime.volume.Volume;
@@ -96,7 +94,7 @@ public final class SmallFiles {
             jobs.add(new SmallFileClient.Job("/src/d" + (i / 64) + "/f" + i, blocks));
         }
         Geometry geometry = side != null ? side.geometry() : sized(spec, g0, totalBlocks);
-        boolean lock = spec.policy().equals(Tiobench.GLOBAL_LOCK); // in memory only: it has no durable form
+        boolean lock = LockPeer.is(spec.policy()); // in memory only: the lock peers have no durable form
         AllocationPolicy policy = BenchPolicies.byId(lock ? "reservation" : spec.policy(), config, geometry);
         AllocatorSettings settings = base.withGeometry(geometry).withPolicy(policy);
         Consumer<BlockGroup> fill = side == null ? group -> {
@@ -124,11 +122,7 @@ public final class SmallFiles {
         Latency all = new Latency();
         Clients r;
         if (lock) {
-            GlobalLockAllocator a = new GlobalLockAllocator(geometry, policy, settings.preallocMinWindowBlocks());
-            for (int gi = 0; gi < geometry.groups(); gi++) {
-                prepare.accept(a.group(gi));
-                a.republish(gi);
-            }
+            LockPeer<?> a = LockPeer.open(spec.policy(), geometry, policy, settings.preallocMinWindowBlocks(), prepare);
             AllocationMeter meter = AllocationMeter.start();
             long elapsed = runLocked(a, shares, all);
             r = new Clients(elapsed, all, 0, 0, 0, meter.bytes(), new ArrayList<>(a.fileExtents().values()));
@@ -144,7 +138,7 @@ public final class SmallFiles {
         Map<String, Object> row = Report.row();
         row.put("workload", "smallfiles");
         row.put("policy", spec.policy());
-        row.put("policy_detail", lock ? "global-lock over " + policy : policy.toString());
+        row.put("policy_detail", lock ? spec.policy() + " over " + policy : policy.toString());
         row.put("files", spec.files());
         row.put("fill", spec.fill());
         row.put("blocks_per_group", geometry.blocksPerGroup());
@@ -299,12 +293,12 @@ public final class SmallFiles {
         }
     }
 
-    private static long runLocked(GlobalLockAllocator a, List<List<SmallFileClient.Job>> shares, Latency all) {
+    private static <H> long runLocked(LockPeer<H> a, List<List<SmallFileClient.Job>> shares, Latency all) {
         List<Consumer<Latency>> clients = new ArrayList<>();
         for (List<SmallFileClient.Job> share : shares) {
             clients.add(l -> {
                 for (SmallFileClient.Job j : share) {
-                    FileState f = a.openFile(j.name());
+                    H f = a.openFile(j.name());
                     for (long logical = 0; logical < j.blocks(); ) {
                         long s = System.nanoTime();
                         logical += a.getBlocks(f, logical, 1).blocks();

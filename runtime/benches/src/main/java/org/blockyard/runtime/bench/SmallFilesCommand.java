@@ -24,8 +24,8 @@ public final class SmallFilesCommand implements Callable<Integer> {
     @Option(names = "--blocks-per-group", paramLabel = "N", description = "blocks per group (default: blockyard.volume.blocks-per-group)")
     Integer blocksPerGroup;
 
-    @Option(names = "--policy", defaultValue = "reservation,global-lock", split = ",",
-            description = "reservation | mballoc | no-reservation | global-lock, comma-separated (default ${DEFAULT-VALUE})")
+    @Option(names = "--policy", defaultValue = "reservation,global-lock,group-locks", split = ",",
+            description = "reservation | mballoc | no-reservation | global-lock | group-locks, comma-separated (global-lock: the same groups, files and policy behind one lock; group-locks: behind a lock per group and per file; both called on the clients' threads) (default ${DEFAULT-VALUE})")
     List<String> policies;
 
     @Option(names = "--clients", defaultValue = "1",
@@ -41,11 +41,11 @@ public final class SmallFilesCommand implements Callable<Integer> {
     @Option(names = "--batch", description = "actor clients hand each file's calls over in one message (GetBlocksBatch); latency is then per file")
     boolean batch;
 
-    @Option(names = "--whole-file", description = "actor clients write each file with one message (WriteFile: open, the file's calls, close, as BlockAllocator.writeFile); latency is then per file; the lock's clients make the same calls one by one")
+    @Option(names = "--whole-file", description = "actor clients write each file with one message (WriteFile: open, the file's calls, close, as BlockAllocator.writeFile); latency is then per file; the lock peers' clients make the same calls one by one")
     boolean wholeFile;
 
     @Option(names = "--volume", paramLabel = "IMAGE",
-            description = "also run on this durable volume (made by mkfs; its geometry replaces --blocks-per-group, the files are added to it, the fill is in memory only) after the same in memory over its geometry and used blocks: durable rate, ratio, forces per allocation and per file (global-lock stays in memory)")
+            description = "also run on this durable volume (made by mkfs; its geometry replaces --blocks-per-group, the files are added to it, the fill is in memory only) after the same in memory over its geometry and used blocks: durable rate, ratio, forces per allocation and per file (global-lock and group-locks stay in memory)")
     Path volume;
 
     @Mixin
@@ -60,7 +60,7 @@ public final class SmallFilesCommand implements Callable<Integer> {
         if (bpg < 64 || bpg % 64 != 0) throw new BadOption("--blocks-per-group", bpg, "must be a positive multiple of 64");
         BadOption.atLeast("--clients", clients, 1);
         BadOption.atLeast("--max-file-blocks", maxFileBlocks, 1);
-        BadOption.allOf("--policy", policies, BenchPolicies.names(config, Tiobench.GLOBAL_LOCK));
+        BadOption.allOf("--policy", policies, BenchPolicies.names(config, Tiobench.GLOBAL_LOCK, Tiobench.GROUP_LOCKS));
         if (batch && wholeFile)
             throw new BadOption("--whole-file", "with --batch",
                     "a file's calls go in one batch or in one whole-file message, not both");

@@ -17,7 +17,6 @@ import org.blockyard.api.alloc.Geometry;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 import org.blockyard.runtime.alloc.AllocatorSettings;
 import org.blockyard.runtime.alloc.BlockGroup;
-import org.blockyard.runtime.alloc.GlobalLockAllocator;
 import org.blockyard.runtime.alloc.ReservationPolicy;
 
 /**
@@ -48,7 +47,12 @@ import org.blockyard.runtime.alloc.ReservationPolicy;
  * whatever the clients do: the same victim work on both sides, as far as each can do it. The row says
  * how many searches the victim made.
  *
- * <p>Both allocators are driven through {@link BlockAllocator}: the lock's clients on plain threads (each
+ * <p>Against {@link #GROUP_LOCKS} (a lock per group and per file) the clients are threads as against the global
+ * lock, but nothing waits for the victim, as against the actors: each due search is counted, and the victim's
+ * own thread searches while searches are due (with {@code victimEvery == 0}, all the time). Its search holds
+ * only the victim group's lock, which no client needs.
+ *
+ * <p>Every allocator is driven through {@link BlockAllocator}: the lock's clients on plain threads (each
  * call runs on the caller's thread), the actors' clients as chains of asks started inside the actor
  * system (no thread hand-off per call). Client latencies are corrected for coordinated omission twice:
  * as closed loops (each client's expected interval is its own mean interval between calls), and at one
@@ -62,6 +66,7 @@ public final class Stall {
 
     public static final String ACTORS = "actors";
     public static final String GLOBAL_LOCK = Tiobench.GLOBAL_LOCK;
+    public static final String GROUP_LOCKS = Tiobench.GROUP_LOCKS;
 
     static final int VICTIM_GROUP = 0;
     /** ext3's first window (EXT3_DEFAULT_RESERVE_BLOCKS): the window the victim's searches slide. */
@@ -102,10 +107,10 @@ public final class Stall {
         }
     }
 
-    /** One measured run of {@code allocator} ({@link #ACTORS} or {@link #GLOBAL_LOCK}); answers its row. */
+    /** One measured run of {@code allocator} ({@link #ACTORS}, {@link #GLOBAL_LOCK} or {@link #GROUP_LOCKS}); answers its row. */
     public static Map<String, Object> run(Spec spec, String allocator, Config config) {
-        if (!allocator.equals(ACTORS) && !allocator.equals(GLOBAL_LOCK))
-            throw new IllegalArgumentException("allocator " + allocator + ": actors | global-lock");
+        if (!allocator.equals(ACTORS) && !LockPeer.is(allocator))
+            throw new IllegalArgumentException("allocator " + allocator + ": actors | global-lock | group-locks");
         AllocatorSettings base = AllocatorSettings.fromConfig(config, config.getInt("blockyard.volume.blocks-per-group"));
         Geometry g0 = base.geometry();
         Geometry geometry = Geometry.of(g0.blockSizeBytes(), (long) (spec.clients() + 1) * spec.blocksPerGroup(),
@@ -119,16 +124,12 @@ public final class Stall {
 
         long cpu0 = Tiobench.processCpuNanos();
         Result r;
-        if (allocator.equals(GLOBAL_LOCK)) {
-            GlobalLockAllocator a = new GlobalLockAllocator(geometry, policy, settings.preallocMinWindowBlocks());
-            for (int g = 0; g < geometry.groups(); g++) {
-                prepare.accept(a.group(g));
-                a.republish(g);
-            }
-            r = drive(spec, a, null);
+        if (LockPeer.is(allocator)) {
+            LockPeer<?> a = LockPeer.open(allocator, geometry, policy, settings.preallocMinWindowBlocks(), prepare);
+            r = drive(spec, a.api(), null, allocator.equals(GLOBAL_LOCK));
         } else {
             try (ActorBlockAllocator a = ActorBlockAllocator.start(settings, config, prepare)) {
-                r = drive(spec, a, a);
+                r = drive(spec, a, a, false);
             }
         }
         long cpu = Tiobench.processCpuNanos() - cpu0;
@@ -181,22 +182,31 @@ public final class Stall {
 
     private record Result(Latency clients, Latency victim, long elapsedNanos, long slices, long stashed) {}
 
-    /** Runs the clients and the victim against {@code a}; {@code actors} is {@code a} when it is the actors'. */
-    private static Result drive(Spec spec, BlockAllocator a, ActorBlockAllocator actors) {
+    /**
+     * Runs the clients and the victim against {@code a}; {@code actors} is {@code a} when it is the actors'; with
+     * {@code fairLock} (the global lock) the clients queue behind a due search.
+     */
+    private static Result drive(Spec spec, BlockAllocator a, ActorBlockAllocator actors, boolean fairLock) {
         AtomicLong clientCalls = new AtomicLong();
         boolean paced = spec.victimPerSecond() > 0;
         Runnable beforeCall = () -> { };
         Runnable due; // makes one search due
         int every;
         Victim victim;
-        if (actors == null) {
+        if (actors == null && fairLock) {
             // Behind a fair lock, every client queues behind a due search; all the time means in turn with
             // one call of each client.
             every = spec.victimEvery() == 0 ? spec.clients() : spec.victimEvery();
             FifoGate fifo = new FifoGate();
-            victim = new ThreadVictim(a, fifo);
+            victim = new ThreadVictim(a, fifo, false);
             beforeCall = fifo::awaitClear;
             due = fifo::searchDue;
+        } else if (actors == null) {
+            // A lock per group: the clients never wait for the victim, which searches while searches are due.
+            every = spec.victimEvery();
+            FifoGate count = new FifoGate();
+            victim = new ThreadVictim(a, count, every == 0 && !paced);
+            due = count::searchDue;
         } else {
             every = spec.victimEvery();
             victim = new ChainVictim(a, paced ? 1 : every);
@@ -365,14 +375,19 @@ public final class Stall {
         }
     }
 
-    /** Against the global lock: a plain thread that calls, as the lock's callers do. */
+    /**
+     * Against a lock peer: a plain thread that calls, as the lock's callers do, when a search is due, or with
+     * {@code always} one search after another.
+     */
     private static final class ThreadVictim extends Victim {
         private final FifoGate fifo;
+        private final boolean always;
         private final Thread thread = new Thread(this::loop, "stall-victim");
 
-        ThreadVictim(BlockAllocator a, FifoGate fifo) {
+        ThreadVictim(BlockAllocator a, FifoGate fifo, boolean always) {
             super(a);
             this.fifo = fifo;
+            this.always = always;
         }
 
         @Override
@@ -389,12 +404,12 @@ public final class Stall {
 
         private void loop() {
             try {
-                while (fifo.awaitDue(this) && !stopping) {
+                while ((always || fifo.awaitDue(this)) && !stopping) {
                     String file = nextFile();
                     long s = System.nanoTime();
                     a.getBlocks(open(file), 0, 1, true).toCompletableFuture().join();
                     latency.record(System.nanoTime() - s);
-                    fifo.searchDone();
+                    if (!always) fifo.searchDone();
                     a.truncate(file, 0).toCompletableFuture().join();
                     a.close(file).toCompletableFuture().join();
                 }

@@ -13,7 +13,7 @@ import picocli.CommandLine.Option;
 /** {@code blockyard bench stall}. */
 @Command(name = "stall", mixinStandardHelpOptions = true,
         description = "Clients append in their own groups while a victim makes long window searches in another;"
-                + " actors and the global lock in one run, latencies raw and corrected for coordinated omission.")
+                + " actors, the global lock and the group locks in one run, latencies raw and corrected for coordinated omission.")
 public final class StallCommand implements Callable<Integer> {
 
     @Option(names = "--clients", defaultValue = "2",
@@ -52,8 +52,8 @@ public final class StallCommand implements Callable<Integer> {
             description = "a client truncates its file and starts again when it reaches this (default ${DEFAULT-VALUE})")
     int fileBlocks;
 
-    @Option(names = "--allocators", defaultValue = "actors,global-lock", split = ",",
-            description = "actors | global-lock, comma-separated (default ${DEFAULT-VALUE})")
+    @Option(names = "--allocators", defaultValue = "actors,global-lock,group-locks", split = ",",
+            description = "actors | global-lock | group-locks (a lock per group and per file; the clients do not wait for the victim), comma-separated (default ${DEFAULT-VALUE})")
     List<String> allocators;
 
     @Option(names = "--seed", defaultValue = "1", description = "seed for the victim group's stretch (default ${DEFAULT-VALUE})")
@@ -71,7 +71,7 @@ public final class StallCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Config config = run.config();
-        BadOption.allOf("--allocators", allocators, List.of(Stall.ACTORS, Stall.GLOBAL_LOCK));
+        BadOption.allOf("--allocators", allocators, List.of(Stall.ACTORS, Stall.GLOBAL_LOCK, Stall.GROUP_LOCKS));
         BadOption.atLeast("--clients", clients, 1);
         BadOption.atLeast("--calls", calls, 1);
         BadOption.atLeast("--victim-every", victimEvery, 0);
@@ -101,23 +101,27 @@ public final class StallCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** Actors against the lock, when both ran: throughput up is better, latency ratios are lock over actors. */
-    @SuppressWarnings("unchecked")
+    /**
+     * Actors against each lock peer that ran beside them: throughput up is better, latency ratios are the peer's
+     * over the actors'. The global lock's keys say {@code lock}, the group locks' {@code group_locks}.
+     */
     static Map<String, Object> ratios(List<Map<String, Object>> rows) {
-        Map<String, Object> actors = null, lock = null;
-        for (Map<String, Object> r : rows) {
-            if (Stall.ACTORS.equals(r.get("allocator"))) actors = r;
-            if (Stall.GLOBAL_LOCK.equals(r.get("allocator"))) lock = r;
-        }
+        Map<String, Object> actors = null;
+        for (Map<String, Object> r : rows) if (Stall.ACTORS.equals(r.get("allocator"))) actors = r;
         Map<String, Object> out = new LinkedHashMap<>();
-        if (actors == null || lock == null) return out;
-        out.put("throughput_actors_over_lock", ratio(actors.get("client_calls_per_s"), lock.get("client_calls_per_s")));
-        for (String kind : List.of("common", "corrected", "raw")) {
-            String key = kind.equals("common") ? "client_latency_common_us." : "client_latency_us." + kind + ".";
-            for (String p : List.of("p99", "p999")) {
-                Object l = Report.get(lock, key + p);
-                Object a = Report.get(actors, key + p);
-                if (l != null && a != null) out.put(kind + "_" + p + "_lock_over_actors", ratio(l, a));
+        if (actors == null) return out;
+        for (Map<String, Object> lock : rows) {
+            String tag = Stall.GLOBAL_LOCK.equals(lock.get("allocator")) ? "lock"
+                    : Stall.GROUP_LOCKS.equals(lock.get("allocator")) ? "group_locks" : null;
+            if (tag == null) continue;
+            out.put("throughput_actors_over_" + tag, ratio(actors.get("client_calls_per_s"), lock.get("client_calls_per_s")));
+            for (String kind : List.of("common", "corrected", "raw")) {
+                String key = kind.equals("common") ? "client_latency_common_us." : "client_latency_us." + kind + ".";
+                for (String p : List.of("p99", "p999")) {
+                    Object l = Report.get(lock, key + p);
+                    Object a = Report.get(actors, key + p);
+                    if (l != null && a != null) out.put(kind + "_" + p + "_" + tag + "_over_actors", ratio(l, a));
+                }
             }
         }
         return out;

@@ -6,7 +6,7 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.function.Consumer;
 
 /**
- * Load clients as plain threads, for the global-lock baseline, which callers call on their own threads.
+ * Load clients as plain threads, for the lock peers (global-lock, group-locks), which callers call on their own threads.
  * Also the one thing every measured run does before its clock starts.
  */
 final class ThreadClients {

@@ -24,8 +24,6 @@ import org.blockyard.api.alloc.MapRequest;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 import org.blockyard.runtime.alloc.AllocatorSettings;
 import org.blockyard.runtime.alloc.BlockGroup;
-import org.blockyard.runtime.alloc.FileState;
-import org.blockyard.runtime.alloc.GlobalLockAllocator;
 import org.blockyard.runtime.alloc.Reply;
 import org.blockyard.runtime.volume.Journal;
 import org.blockyard.runtime.volume.Volume;
@@ -39,6 +37,8 @@ public final class Tiobench {
     private Tiobench() {}
 
     public static final String GLOBAL_LOCK = "global-lock";
+    /** The peer with a lock per group and one per file ({@code GroupLockAllocator}), called on the writers' threads. */
+    public static final String GROUP_LOCKS = "group-locks";
 
     /**
      * @param depth   calls each writer keeps in flight (1 = a synchronous writer)
@@ -81,7 +81,7 @@ public final class Tiobench {
         if (side != null) base = base.withGeometry(side.geometry());
         int blockBytes = base.geometry().blockSizeBytes();
         long fileBlocks = (spec.fileSizeBytes() + blockBytes - 1) / blockBytes;
-        boolean lock = spec.policy().equals(GLOBAL_LOCK); // in memory only: it has no durable form
+        boolean lock = LockPeer.is(spec.policy()); // in memory only: the lock peers have no durable form
         if (side != null && !lock) side.requireTableRoom(spec.writers());
         if (side != null && !lock && side.freeBlocks() < spec.writers() * fileBlocks)
             throw new IllegalArgumentException("the volume has " + side.freeBlocks() + " free blocks; " + spec.writers()
@@ -92,9 +92,8 @@ public final class Tiobench {
         Consumer<BlockGroup> prepare = side == null ? group -> {} : side::markUsed;
 
         long cpu0 = processCpuNanos();
-        Run r = lock && spec.batch() == 1 ? runLocked(spec, settings, fileBlocks)
-                : lock ? runThreads(spec, new GlobalLockAllocator(settings.geometry(), settings.policy(),
-                        settings.preallocMinWindowBlocks()), () -> {}, FILES, fileBlocks)
+        Run r = lock && spec.batch() == 1 ? runLocked(spec, lockPeer(spec, settings), fileBlocks)
+                : lock ? runThreads(spec, lockPeer(spec, settings).api(), () -> {}, FILES, fileBlocks)
                 : spec.threads() ? runThreadsOnActors(spec, settings, config, prepare, fileBlocks)
                 : runActors(spec, settings, config, prepare, fileBlocks);
         long cpu = processCpuNanos() - cpu0;
@@ -140,7 +139,7 @@ public final class Tiobench {
         Map<String, Object> row = Report.row();
         row.put("workload", "tiobench");
         row.put("policy", spec.policy());
-        row.put("policy_detail", lock ? "global-lock over " + policy : policy.toString());
+        row.put("policy_detail", lock ? spec.policy() + " over " + policy : policy.toString());
         row.put("writers", spec.writers());
         row.put("file_size_bytes", spec.fileSizeBytes());
         row.put("chunk_blocks", spec.chunkBlocks());
@@ -320,11 +319,17 @@ public final class Tiobench {
         }
     }
 
-    private static Run runLocked(Spec spec, AllocatorSettings settings, long fileBlocks) {
-        GlobalLockAllocator a = new GlobalLockAllocator(settings.geometry(), settings.policy(), settings.preallocMinWindowBlocks());
+    /** The lock peer {@code spec} names, over the run's geometry and policy. */
+    private static LockPeer<?> lockPeer(Spec spec, AllocatorSettings settings) {
+        return LockPeer.open(spec.policy(), settings.geometry(), settings.policy(), settings.preallocMinWindowBlocks(),
+                group -> {});
+    }
+
+    /** Writers as threads making the lock peer's handle calls, one getBlocks at a time. */
+    private static <H> Run runLocked(Spec spec, LockPeer<H> a, long fileBlocks) {
         List<Consumer<Latency>> writers = new ArrayList<>();
         for (int i = 0; i < spec.writers(); i++) {
-            FileState f = a.openFile("/tiobench/file-" + i);
+            H f = a.openFile("/tiobench/file-" + i);
             writers.add(l -> {
                 long logical = 0;
                 while (logical < fileBlocks) {

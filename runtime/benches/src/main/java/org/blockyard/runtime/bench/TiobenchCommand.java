@@ -23,18 +23,18 @@ public final class TiobenchCommand implements Callable<Integer> {
     long fileSize;
 
     @Option(names = "--policy", defaultValue = "reservation", split = ",",
-            description = "reservation | mballoc | no-reservation | global-lock; several, comma-separated, run one after another in this process")
+            description = "reservation | mballoc | no-reservation | global-lock | group-locks; several, comma-separated, run one after another in this process (global-lock: the same groups, files and policy behind one lock; group-locks: behind a lock per group and per file)")
     List<String> policies;
 
     @Option(names = "--chunk-blocks", defaultValue = "1", description = "blocks asked for per getBlocks call (default ${DEFAULT-VALUE})")
     int chunkBlocks;
 
     @Option(names = "--depth", defaultValue = "1",
-            description = "getBlocks calls each writer keeps in flight (default ${DEFAULT-VALUE}: a synchronous writer; global-lock writers are threads and always use 1)")
+            description = "getBlocks calls each writer keeps in flight (default ${DEFAULT-VALUE}: a synchronous writer; global-lock and group-locks writers are threads and always use 1)")
     int depth;
 
     @Option(names = "--callers", defaultValue = "actors",
-            description = "actors | threads: writers are actors sending messages, or plain threads calling the BlockAllocator interface as an embedder's threads do (default ${DEFAULT-VALUE}; global-lock writers are always threads)")
+            description = "actors | threads: writers are actors sending messages, or plain threads calling the BlockAllocator interface as an embedder's threads do (default ${DEFAULT-VALUE}; global-lock and group-locks writers are always threads)")
     String callers;
 
     @Option(names = "--batch", defaultValue = "1",
@@ -42,7 +42,7 @@ public final class TiobenchCommand implements Callable<Integer> {
     int batch;
 
     @Option(names = "--volume", paramLabel = "IMAGE",
-            description = "also run on this durable volume (made by mkfs; the files are added to it) after the same in memory over its geometry and used blocks: durable rate, ratio, forces per allocation (global-lock stays in memory)")
+            description = "also run on this durable volume (made by mkfs; the files are added to it) after the same in memory over its geometry and used blocks: durable rate, ratio, forces per allocation (global-lock and group-locks stay in memory)")
     Path volume;
 
     @Mixin
@@ -61,7 +61,7 @@ public final class TiobenchCommand implements Callable<Integer> {
         if (batch < 1 || batch > org.blockyard.api.alloc.BlockAllocator.MAX_BATCH)
             throw new BadOption("--batch", batch, "must be from 1 to " + org.blockyard.api.alloc.BlockAllocator.MAX_BATCH);
         BadOption.oneOf("--callers", callers, List.of("actors", "threads"));
-        BadOption.allOf("--policy", policies, BenchPolicies.names(config, Tiobench.GLOBAL_LOCK));
+        BadOption.allOf("--policy", policies, BenchPolicies.names(config, Tiobench.GLOBAL_LOCK, Tiobench.GROUP_LOCKS));
         java.nio.file.Path plots = plot.directory();
         if (volume != null) DurableSide.of("--volume", volume);
         List<Map<String, Object>> rows = run.measure(policies,

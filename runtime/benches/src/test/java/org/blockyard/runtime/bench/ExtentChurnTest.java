@@ -25,7 +25,7 @@ class ExtentChurnTest {
     private static final long VOLUME = 512L << 20; // four groups of 128 MiB
 
     @ParameterizedTest
-    @ValueSource(strings = {Aging.BLOCKYARD, Tiobench.GLOBAL_LOCK, Aging.DYNAMIC_FIT})
+    @ValueSource(strings = {Aging.BLOCKYARD, Tiobench.GLOBAL_LOCK, Tiobench.GROUP_LOCKS, Aging.DYNAMIC_FIT})
     @SuppressWarnings("unchecked")
     void theHistogramBucketsAddUpToTheFreeBlocks(String allocator) {
         Geometry g = Aging.geometry(VOLUME, 4096, CONFIG);

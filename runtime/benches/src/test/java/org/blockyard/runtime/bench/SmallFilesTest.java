@@ -12,8 +12,8 @@ import org.blockyard.runtime.config.BlockyardConfig;
 
 /**
  * The small-file bench at a tiny size: the actor clients (one call per block, one batch per file, and one
- * whole-file message per file) create the same files as the lock's, every block of every file mapped, one
- * call per block.
+ * whole-file message per file) and the group-locks peer's threads create the same files as the global lock's,
+ * every block of every file mapped, one call per block.
  */
 class SmallFilesTest {
     private static final Config CONFIG = BlockyardConfig.load();
@@ -28,6 +28,17 @@ class SmallFilesTest {
         double meanBlocks = (Double) lock.get("file_blocks_mean");
         long blocks = Math.round(meanBlocks * 600);
         assertEquals(blocks, lock.get("allocs"), "the lock's client: one call per block");
+        for (int clients : new int[] {1, 3}) {
+            Map<String, Object> groups = run(Tiobench.GROUP_LOCKS, clients, false, false);
+            String what = "group-locks, " + clients + " clients: " + groups;
+            assertEquals(meanBlocks, (Double) groups.get("file_blocks_mean"), 1e-9, what);
+            assertEquals(blocks, groups.get("allocs"), what);
+            assertEquals(meanBlocks, (Double) groups.get("extents_per_file_mean") * (Double) groups.get("mean_extent_blocks"),
+                    1e-6, what);
+            if (clients == 1)
+                assertEquals(lock.get("extents_per_file_mean"), groups.get("extents_per_file_mean"),
+                        "one client: the same calls in the same order lay the files out as the global lock does");
+        }
         for (int clients : new int[] {1, 3}) {
             for (int mode = 0; mode < 3; mode++) {
                 boolean batch = mode == 1, whole = mode == 2;

@@ -8,8 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -20,17 +22,22 @@ import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
 
 /**
- * The extent interface's contract, run over the actors and the global-lock baseline alike through
+ * The extent interface's contract, run over the actors and the global-lock and group-locks peers alike through
  * {@link BlockAllocator}: the same refusals, conservation under random use, and no {@code NoSpace} while
  * open files hold unused preallocations.
  */
+// The lock peers answer on the caller's thread, where no stage's deadline can stop a call that never
+// returns: each test has one of its own.
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ExtentContractTest {
 
     static List<Arguments> implementations() {
         Function<Geometry, BlockAllocator> actors = g -> ActorBlockAllocator.start(AllocatorSettings.of(g,
                 ReservationPolicy.extended()));
         Function<Geometry, BlockAllocator> locked = g -> new GlobalLockAllocator(g, ReservationPolicy.extended());
-        return List.of(Arguments.of("actors", actors), Arguments.of("global-lock", locked));
+        Function<Geometry, BlockAllocator> groupLocks = g -> new GroupLockAllocator(g, ReservationPolicy.extended());
+        return List.of(Arguments.of("actors", actors), Arguments.of("global-lock", locked),
+                Arguments.of("group-locks", groupLocks));
     }
 
     private static void close(BlockAllocator a) {

@@ -9,8 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -22,7 +24,10 @@ import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
 import org.blockyard.api.alloc.MapRequest;
 
-/** The file path's checks and guarantees, run over the actors and over the global-lock baseline alike. */
+/** The file path's checks and guarantees, run over the actors and over the global-lock and group-locks peers alike. */
+// The lock peers answer on the caller's thread, where no stage's deadline can stop a call that never
+// returns: each test has one of its own.
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class FilePathContractTest {
 
     /** The file calls of one implementation, answering or throwing the AllocationException. */
@@ -78,6 +83,10 @@ class FilePathContractTest {
             return new Through(new GlobalLockAllocator(g, ReservationPolicy.extended()), () -> {});
         }
 
+        static Through groupLocks(Geometry g) {
+            return new Through(new GroupLockAllocator(g, ReservationPolicy.extended()), () -> {});
+        }
+
         private static <T> T call(java.util.concurrent.CompletionStage<T> s) {
             return await(s);
         }
@@ -112,8 +121,9 @@ class FilePathContractTest {
     }
 
     static List<Arguments> implementations() {
-        Function<Geometry, Files> actors = Through::actors, locked = Through::locked;
-        return List.of(Arguments.of("actors", actors), Arguments.of("global-lock", locked));
+        Function<Geometry, Files> actors = Through::actors, locked = Through::locked, groupLocks = Through::groupLocks;
+        return List.of(Arguments.of("actors", actors), Arguments.of("global-lock", locked),
+                Arguments.of("group-locks", groupLocks));
     }
 
     private static <E extends AllocationException> E refused(Class<E> type, Runnable call) {
