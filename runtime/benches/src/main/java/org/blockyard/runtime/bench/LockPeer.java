@@ -10,6 +10,7 @@ import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
 import org.blockyard.runtime.alloc.BlockGroup;
+import org.blockyard.runtime.alloc.CallerThreadAllocator;
 import org.blockyard.runtime.alloc.FileState;
 import org.blockyard.runtime.alloc.GlobalLockAllocator;
 import org.blockyard.runtime.alloc.GroupLockAllocator;
@@ -46,6 +47,13 @@ abstract class LockPeer<H> {
         return p;
     }
 
+    /** The peer's allocator: the calls both peers share. */
+    final CallerThreadAllocator allocator;
+
+    LockPeer(CallerThreadAllocator allocator) {
+        this.allocator = allocator;
+    }
+
     abstract H openFile(String name);
 
     abstract BlockRun getBlocks(H file, long logical, int max);
@@ -53,19 +61,28 @@ abstract class LockPeer<H> {
     abstract void close(H file);
 
     /** Every file's extents. */
-    abstract Map<String, List<Extent>> fileExtents();
+    final Map<String, List<Extent>> fileExtents() {
+        return allocator.fileExtents();
+    }
 
-    abstract BlockGroup group(int g);
+    final BlockGroup group(int g) {
+        return allocator.group(g);
+    }
 
-    abstract void republish(int g);
+    final void republish(int g) {
+        allocator.republish(g);
+    }
 
     /** The same allocator through the interface. */
-    abstract BlockAllocator api();
+    final BlockAllocator api() {
+        return allocator;
+    }
 
     private static final class Global extends LockPeer<FileState> {
         private final GlobalLockAllocator a;
 
         Global(GlobalLockAllocator a) {
+            super(a);
             this.a = a;
         }
 
@@ -80,28 +97,13 @@ abstract class LockPeer<H> {
         void close(FileState f) {
             a.close(f);
         }
-
-        Map<String, List<Extent>> fileExtents() {
-            return a.fileExtents();
-        }
-
-        BlockGroup group(int g) {
-            return a.group(g);
-        }
-
-        void republish(int g) {
-            a.republish(g);
-        }
-
-        BlockAllocator api() {
-            return a;
-        }
     }
 
     private static final class Groups extends LockPeer<GroupLockAllocator.File> {
         private final GroupLockAllocator a;
 
         Groups(GroupLockAllocator a) {
+            super(a);
             this.a = a;
         }
 
@@ -115,22 +117,6 @@ abstract class LockPeer<H> {
 
         void close(GroupLockAllocator.File f) {
             a.close(f);
-        }
-
-        Map<String, List<Extent>> fileExtents() {
-            return a.fileExtents();
-        }
-
-        BlockGroup group(int g) {
-            return a.group(g);
-        }
-
-        void republish(int g) {
-            a.republish(g);
-        }
-
-        BlockAllocator api() {
-            return a;
         }
     }
 }

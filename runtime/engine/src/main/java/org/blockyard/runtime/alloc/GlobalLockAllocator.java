@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Supplier;
 
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.AllocationPolicy;
@@ -31,17 +30,12 @@ import org.blockyard.api.alloc.MapRequest;
  * drive both through one interface; every stage it answers is already complete. Benchmarks that want
  * no map lookup per call use the {@link FileState} handles ({@link #openFile}).
  */
-public final class GlobalLockAllocator implements BlockAllocator {
+public final class GlobalLockAllocator extends CallerThreadAllocator {
     private final ReentrantLock lock = new ReentrantLock();
-    private final AllocationPolicy policy;
-    private final VolumeState volume;
-    private final Geometry geometry;
-    private final BlockGroup[] groups;
     private final Map<String, FileState> files = new HashMap<>();
     private long nextFileId = 1;
     private long extentCursor = -1;
 
-    private final int preallocMin;
     private final FileAllocation.Groups effects = new FileAllocation.Groups() {
         @Override
         public void unclaim(Extent e) {
@@ -61,32 +55,7 @@ public final class GlobalLockAllocator implements BlockAllocator {
     }
 
     public GlobalLockAllocator(Geometry geometry, AllocationPolicy policy, int preallocMinWindowBlocks) {
-        this.policy = policy;
-        this.preallocMin = preallocMinWindowBlocks;
-        this.geometry = geometry;
-        this.volume = new VolumeState(geometry);
-        this.groups = new BlockGroup[geometry.groups()];
-        for (int g = 0; g < groups.length; g++) {
-            groups[g] = new BlockGroup(geometry, g, policy);
-            groups[g].attach(volume);
-            republish(g);
-        }
-    }
-
-    @Override
-    public Geometry geometry() {
-        return geometry;
-    }
-
-    /** Direct access for setting up benchmark volumes; callers must not run concurrently with it. */
-    public BlockGroup group(int g) {
-        return groups[g];
-    }
-
-    /** Publishes group {@code g}'s free count and free runs, as a group actor does after each change. */
-    public void republish(int g) {
-        volume.publishFree(g, groups[g].freeBlocks());
-        volume.publishRuns(g, groups[g].largestFreeRun(), groups[g].freeRunBuckets());
+        super(geometry, policy, preallocMinWindowBlocks);
     }
 
     /** Opens {@code name} and answers its state, the handle the benchmark calls take. */
@@ -245,7 +214,7 @@ public final class GlobalLockAllocator implements BlockAllocator {
         for (Extent e : f.dropPreallocations()) effects.unclaim(e);
     }
 
-    /** Every file's extents, for checks. */
+    @Override
     public Map<String, List<Extent>> fileExtents() {
         lock.lock();
         try {
@@ -259,15 +228,6 @@ public final class GlobalLockAllocator implements BlockAllocator {
 
     // ---- BlockAllocator ------------------------------------------------------------------------------
 
-    /** Runs {@code call} and answers its value, or its refusal, as a completed stage. */
-    private static <T> CompletionStage<T> done(Supplier<T> call) {
-        try {
-            return CompletableFuture.completedFuture(call.get());
-        } catch (AllocationException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-    }
-
     private FileState openState(String name) {
         lock.lock();
         try {
@@ -279,11 +239,6 @@ public final class GlobalLockAllocator implements BlockAllocator {
         } finally {
             lock.unlock();
         }
-    }
-
-    @Override
-    public String policy() {
-        return policy.id();
     }
 
     @Override
@@ -443,16 +398,6 @@ public final class GlobalLockAllocator implements BlockAllocator {
             }
             return page.page();
         });
-    }
-
-    @Override
-    public CompletionStage<Long> freeBlocks() {
-        return CompletableFuture.completedFuture(volume.totalFreeBlocks());
-    }
-
-    @Override
-    public CompletionStage<Double> fragmentationScore() {
-        return CompletableFuture.completedFuture(volume.fragmentationScore());
     }
 
     @Override

@@ -9,7 +9,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Supplier;
 
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.AllocationPolicy;
@@ -60,7 +59,7 @@ import org.blockyard.api.alloc.MapRequest;
  * {@link #freeBlocks()} and {@link #fragmentationScore()} are the published sums: exact once no call is in
  * flight. {@link #freeExtents} pages group by group, each group read under its lock.
  */
-public final class GroupLockAllocator implements BlockAllocator {
+public final class GroupLockAllocator extends CallerThreadAllocator {
 
     /** An opened file: its state and the lock that guards it; the handle the benchmark calls take. */
     public static final class File {
@@ -77,16 +76,11 @@ public final class GroupLockAllocator implements BlockAllocator {
         }
     }
 
-    private final AllocationPolicy policy;
-    private final VolumeState volume;
-    private final Geometry geometry;
-    private final BlockGroup[] groups;
     private final ReentrantLock[] locks;
     private final ConcurrentHashMap<String, File> files = new ConcurrentHashMap<>();
     private final AtomicLong nextFileId = new AtomicLong(1);
     private volatile long extentCursor = -1; // a hint only: racing writers may leave either one's
 
-    private final int preallocMin;
     private final FileAllocation.Groups effects = new FileAllocation.Groups() {
         @Override
         public void unclaim(Extent e) {
@@ -116,34 +110,9 @@ public final class GroupLockAllocator implements BlockAllocator {
     }
 
     public GroupLockAllocator(Geometry geometry, AllocationPolicy policy, int preallocMinWindowBlocks) {
-        this.policy = policy;
-        this.preallocMin = preallocMinWindowBlocks;
-        this.geometry = geometry;
-        this.volume = new VolumeState(geometry);
-        this.groups = new BlockGroup[geometry.groups()];
+        super(geometry, policy, preallocMinWindowBlocks);
         this.locks = new ReentrantLock[geometry.groups()];
-        for (int g = 0; g < groups.length; g++) {
-            groups[g] = new BlockGroup(geometry, g, policy);
-            groups[g].attach(volume);
-            locks[g] = new ReentrantLock();
-            republish(g);
-        }
-    }
-
-    @Override
-    public Geometry geometry() {
-        return geometry;
-    }
-
-    /** Direct access for setting up benchmark volumes and for checks; callers must not run concurrently with it. */
-    public BlockGroup group(int g) {
-        return groups[g];
-    }
-
-    /** Publishes group {@code g}'s free count and free runs; the group's lock is held, or nothing runs yet. */
-    public void republish(int g) {
-        volume.publishFree(g, groups[g].freeBlocks());
-        volume.publishRuns(g, groups[g].largestFreeRun(), groups[g].freeRunBuckets());
+        for (int g = 0; g < locks.length; g++) locks[g] = new ReentrantLock();
     }
 
     /** The published figures, for checks. */
@@ -344,7 +313,8 @@ public final class GroupLockAllocator implements BlockAllocator {
         for (Extent e : f.dropPreallocations()) effects.unclaim(e);
     }
 
-    /** Every file's extents, for checks; each file read under its lock. */
+    /** Each file read under its lock. */
+    @Override
     public Map<String, List<Extent>> fileExtents() {
         Map<String, List<Extent>> out = new HashMap<>();
         for (File f : files.values()) {
@@ -374,15 +344,6 @@ public final class GroupLockAllocator implements BlockAllocator {
 
     // ---- BlockAllocator ------------------------------------------------------------------------------
 
-    /** Runs {@code call} and answers its value, or its refusal, as a completed stage. */
-    private static <T> CompletionStage<T> done(Supplier<T> call) {
-        try {
-            return CompletableFuture.completedFuture(call.get());
-        } catch (AllocationException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-    }
-
     /** What a call on an open file does, given its handle, under the file's lock. */
     private interface OnOpen<T> {
         T apply(File f);
@@ -406,11 +367,6 @@ public final class GroupLockAllocator implements BlockAllocator {
                 f.lock.unlock();
             }
         }
-    }
-
-    @Override
-    public String policy() {
-        return policy.id();
     }
 
     @Override
@@ -572,16 +528,6 @@ public final class GroupLockAllocator implements BlockAllocator {
             }
             return page.page();
         });
-    }
-
-    @Override
-    public CompletionStage<Long> freeBlocks() {
-        return CompletableFuture.completedFuture(volume.totalFreeBlocks());
-    }
-
-    @Override
-    public CompletionStage<Double> fragmentationScore() {
-        return CompletableFuture.completedFuture(volume.fragmentationScore());
     }
 
     @Override
