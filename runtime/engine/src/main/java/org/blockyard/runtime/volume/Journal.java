@@ -751,11 +751,11 @@ public final class Journal {
     /**
      * Committed transactions after the stop that a scan could not replay in sequence: {@code stop} is the
      * sequence number the scan stopped at, {@code skipped} every sequence number at or after it that was seen
-     * committed or damaged (in order), {@code later} the whole, committed ones after the stop with the images
-     * they log, in sequence order (fsck --repair replays them), {@code skippedBlocks} the metadata blocks
-     * those log (the damaged one's own blocks are unknown when its descriptor is gone).
+     * committed or damaged (in order), {@code later} those of the whole, committed ones after the stop (in
+     * order), {@code skippedBlocks} the metadata blocks those log (the damaged one's own blocks are unknown
+     * when its descriptor is gone).
      */
-    record Damage(long stop, String why, List<Long> skipped, List<Parsed> later, long skippedBlocks) {
+    record Damage(long stop, String why, List<Long> skipped, List<Long> later, long skippedBlocks) {
         String report() {
             return "the journal's transaction " + stop + " cannot be replayed (" + why + ") but "
                     + (later.isEmpty() ? "it was committed" : later.size() + " committed transaction"
@@ -763,8 +763,8 @@ public final class Journal {
                     + skipped + " (" + skippedBlocks + " metadata blocks) are held back";
         }
 
-        private static String range(List<Parsed> later) {
-            long a = later.get(0).seq(), b = later.get(later.size() - 1).seq();
+        private static String range(List<Long> later) {
+            long a = later.get(0), b = later.get(later.size() - 1);
             return a == b ? "sequence " + a : "sequences " + a + " to " + b;
         }
     }
@@ -851,7 +851,7 @@ public final class Journal {
             // The rest of the log: [pos + 1, tail + capacity) holds older transactions, unless the one at pos
             // was damaged after it was committed, when the ones after it are there too.
             List<Long> skipped = new ArrayList<>();
-            List<Parsed> later = new ArrayList<>();
+            List<Long> later = new ArrayList<>();
             java.util.Set<Long> laterHomes = new java.util.HashSet<>();
             long highest = committedButBad || tornHere ? seq : seq - 1;
             long end = tail + capacity;
@@ -872,7 +872,7 @@ public final class Journal {
                 }
                 if (!skipped.contains(s)) skipped.add(s);
                 if (firstNonMetadata(layout, t.homes()) < 0) {
-                    later.add(t);
+                    later.add(s);
                     for (long h : t.homes()) laterHomes.add(h);
                 }
                 q += t.logBlocks();
@@ -880,7 +880,7 @@ public final class Journal {
             if (committedButBad || !later.isEmpty()) {
                 skipped.add(seq);
                 skipped.sort(null);
-                later.sort(java.util.Comparator.comparingLong(Parsed::seq));
+                later.sort(null);
                 damage = new Damage(seq, why, List.copyOf(skipped), List.copyOf(later), laterHomes.size());
             }
             nextSeq = highest + 1;
