@@ -1,6 +1,7 @@
 package org.blockyard.runtime.alloc;
 
 import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -28,7 +29,12 @@ public final class VolumeState implements AllocationPolicy.Volume {
     private final Geometry geometry;
     private final AtomicLongArray freeBlocks;
     private final AtomicIntegerArray openFiles;
-    private final LongAdder totalFree = new LongAdder();
+    /**
+     * One atomic sum, not a {@link LongAdder}: an adder's sum is no snapshot, so a reader could count a
+     * group's allocation without the free that came before it in another group, and see fewer blocks free
+     * than there are (below zero on a full volume). Each group's share here is a count it once published.
+     */
+    private final AtomicLong totalFree = new AtomicLong();
     private final AtomicIntegerArray largestFreeRun;
     private final AtomicIntegerArray runBuckets;
     private final LongAdder[] scoreBuckets = new LongAdder[64];
@@ -66,16 +72,16 @@ public final class VolumeState implements AllocationPolicy.Volume {
 
     /**
      * Free blocks on the whole volume, from the counts the groups published: exact when no group is in the
-     * middle of publishing, O(cores) to read at any volume size.
+     * middle of publishing, and always between 0 and the data blocks; O(1) to read at any volume size.
      */
     public long totalFreeBlocks() {
-        return totalFree.sum();
+        return totalFree.get();
     }
 
     void publishFree(int group, long free) {
         long old = freeBlocks.getAndSet(group, free);
         if (old != free) {
-            totalFree.add(free - old);
+            totalFree.addAndGet(free - old);
             SpreadIndex s = spread;
             if (s != null) s.changed(group);
         }
