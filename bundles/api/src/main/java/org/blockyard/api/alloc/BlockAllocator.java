@@ -177,4 +177,15 @@ public interface BlockAllocator {
     CompletionStage<Double> fragmentationScore();
 
     CompletionStage<AllocatorStats> stats();
+
+    /**
+     * A session for the calling thread's extent calls ({@link AllocationSession}): where the allocator lends
+     * sessions free space, the calls a loan can serve complete on the caller's thread without a hand-over.
+     * Callers that allocate and release from their own threads, many times a second, should make those calls
+     * through a session; the calls on this interface stay as they are for everyone else. An allocator without
+     * loans answers a session that forwards every call here.
+     */
+    default AllocationSession openSession() {
+        return AllocationSession.forwarding(this);
+    }
 }

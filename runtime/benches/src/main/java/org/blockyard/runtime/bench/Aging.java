@@ -28,6 +28,8 @@ import org.blockyard.runtime.alloc.GroupLockAllocator;
  */
 public final class Aging {
     public static final String BLOCKYARD = "blockyard";
+    /** The actors, each client thread calling through a session of its own ({@code BlockAllocator.openSession}). */
+    public static final String BLOCKYARD_SESSION = "blockyard-session";
     public static final String DYNAMIC_FIT = "dynamic-fit";
     /** The churn shapes of {@code bench extents}: this class's, and {@link RandomChurn}'s two. */
     public static final String AGING = "aging";
@@ -50,10 +52,11 @@ public final class Aging {
      */
     static ExtentAllocator open(String id, Geometry geometry, Config config) {
         return switch (id) {
-            case BLOCKYARD -> {
+            case BLOCKYARD, BLOCKYARD_SESSION -> {
                 AllocatorSettings base = AllocatorSettings.fromConfig(config, geometry.blocksPerGroup());
                 ActorBlockAllocator a = ActorBlockAllocator.start(base.withGeometry(geometry), config);
-                yield new BlockAllocatorAdapter(a, a);
+                yield id.equals(BLOCKYARD_SESSION) ? new BlockAllocatorAdapter(a, a, true, a::reclaimLoans)
+                        : new BlockAllocatorAdapter(a, a);
             }
             case Tiobench.GLOBAL_LOCK -> {
                 AllocatorSettings base = AllocatorSettings.fromConfig(config, geometry.blocksPerGroup());
@@ -67,6 +70,7 @@ public final class Aging {
             }
             case DYNAMIC_FIT -> new DynamicFitAllocator(geometry);
             default -> throw new IllegalArgumentException("unknown allocator '" + id + "' (" + BLOCKYARD + ", "
+                    + BLOCKYARD_SESSION + ", "
                     + Tiobench.GLOBAL_LOCK + ", " + Tiobench.GROUP_LOCKS + ", " + DYNAMIC_FIT + ")");
         };
     }

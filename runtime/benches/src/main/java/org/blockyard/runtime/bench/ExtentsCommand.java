@@ -32,7 +32,7 @@ public final class ExtentsCommand implements Callable<Integer> {
     boolean aging;
 
     @Option(names = "--allocator", defaultValue = "blockyard,global-lock,group-locks,dynamic-fit", split = ",",
-            description = "blockyard (the actors through BlockAllocator) | global-lock (the same groups and walk under one lock) | group-locks (the same under a lock per group, the walk reading published figures) | dynamic-fit (Ceph AvlAllocator-style baseline) (default ${DEFAULT-VALUE})")
+            description = "blockyard (the actors through BlockAllocator) | blockyard-session (the actors, each client thread calling through a session of its own) | global-lock (the same groups and walk under one lock) | group-locks (the same under a lock per group, the walk reading published figures) | dynamic-fit (Ceph AvlAllocator-style baseline) (default ${DEFAULT-VALUE})")
     List<String> allocators;
 
     @Option(names = "--volume-size", converter = Sizes.Converter.class, defaultValue = "16GiB", description = "volume size, whole groups (default ${DEFAULT-VALUE})")
@@ -83,7 +83,7 @@ public final class ExtentsCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Config config = run.config();
         List<String> shapeList = aging ? List.of(Aging.AGING) : BadOption.allOf("--shape", shapes, SHAPES);
-        BadOption.allOf("--allocator", allocators, List.of(Aging.BLOCKYARD, Tiobench.GLOBAL_LOCK, Tiobench.GROUP_LOCKS, Aging.DYNAMIC_FIT));
+        BadOption.allOf("--allocator", allocators, List.of(Aging.BLOCKYARD, Aging.BLOCKYARD_SESSION, Tiobench.GLOBAL_LOCK, Tiobench.GROUP_LOCKS, Aging.DYNAMIC_FIT));
         BadOption.atLeast("--volume-size", volumeSize, 1);
         for (long u : units) BadOption.atLeast("--unit", u, 1);
         BadOption.between("--high", high, 0, 1, false);

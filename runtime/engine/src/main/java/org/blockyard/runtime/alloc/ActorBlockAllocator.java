@@ -26,6 +26,7 @@ import com.typesafe.config.Config;
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.AllocationPolicy;
 import org.blockyard.api.alloc.AllocationPolicyFactory;
+import org.blockyard.api.alloc.AllocationSession;
 import org.blockyard.api.alloc.AllocatorStats;
 import org.blockyard.api.alloc.BlockAllocator;
 import org.blockyard.api.alloc.BlockRun;
@@ -42,6 +43,8 @@ import org.blockyard.runtime.config.BlockyardConfig;
  */
 public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable {
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    /** How long sessions borrow nothing after an allocation found the volume full. */
+    private static final Duration LEAN = Duration.ofSeconds(1);
 
     private final AllocatorSettings settings;
     private final Geometry geometry;
@@ -62,6 +65,8 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     private final java.util.Set<CompletableFuture<?>> running = ConcurrentHashMap.newKeySet();
     /** Asks being sent right now; see {@link #close()}. */
     private final AtomicLong sending = new AtomicLong();
+    private final Loans loans;
+    private final akka.actor.Cancellable sweeper;
 
     private ActorBlockAllocator(AllocatorSettings settings, Config config, Consumer<BlockGroup> prepare) {
         this.settings = settings;
@@ -75,6 +80,9 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         this.policyStallLimitNanos = config.getDuration("blockyard.alloc.policy-stall-limit").toNanos();
         this.activePolicy = settings.policy().id();
         this.wantedPolicy = activePolicy;
+        this.loans = new Loans(config);
+        this.sweeper = system.scheduler().scheduleWithFixedDelay(loans.sweepEvery(), loans.sweepEvery(), loans::sweep,
+                system.executionContext());
     }
 
     public static ActorBlockAllocator start(AllocatorSettings settings) {
@@ -250,7 +258,9 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
         }
         activePolicy = id;
         AllocationPolicy use = p;
-        return this.<AllocatorActor.Command, Long>askPlain(system, r -> new AllocatorActor.UsePolicy(use, r));
+        // Loans were cut under the policy before: they go back once every group uses the new one.
+        return this.<AllocatorActor.Command, Long>askPlain(system, r -> new AllocatorActor.UsePolicy(use, r))
+                .thenCompose(nanos -> loans.reclaimAll().thenApply(back -> nanos));
     }
 
     /** A plugin's policy threw or answered the impossible: retire it for the built-in default. */
@@ -432,6 +442,27 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
 
     // ---- extents ------------------------------------------------------------------------------------
 
+    /**
+     * A session with loans ({@link LoanSession}) for the calling thread; after {@link #close()}, one that refuses
+     * every call with {@code Closed}.
+     */
+    @Override
+    public AllocationSession openSession() {
+        if (closed) return AllocationSession.forwarding(this);
+        long cursor = extentCursor.get();
+        return loans.open(this, geometry.groupOf(Math.max(0, Math.min(cursor, geometry.totalBlocks() - 1))));
+    }
+
+    /** The sessions' loans given back (a test's or a check's quiet point); completes with the blocks freed. */
+    public CompletionStage<Long> reclaimLoans() {
+        return loans.reclaimAll();
+    }
+
+    /** The open sessions, for checks. */
+    List<LoanSession> sessions() {
+        return loans.sessions();
+    }
+
     @Override
     public CompletionStage<List<Extent>> allocate(long wantBlocks, int unitBlocks, long maxExtentBlocks, long hint) {
         if (closed) return failed(closedError());
@@ -541,7 +572,8 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
             }
             if (walk.remaining() > 0 && !retried) {
                 retried = true;
-                await(dropPreallocations().thenApply(freed -> {
+                await(dropPreallocations().thenCompose(dropped -> loans.reclaimForSpace(LEAN).thenApply(lent -> dropped + lent))
+                        .thenApply(freed -> {
                     if (freed > 0) // else the finished walk stays finished
                         walk = new ExtentWalk(volume, walk.remaining(), unitBlocks, maxExtentBlocks, hint,
                                 extentCursor.get());
@@ -693,7 +725,7 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
                 searches += c.runningSearches();
             }
             return new AllocatorStats(volume.totalFreeBlocks(), geometry.dataBlocks(), windows, searches,
-                    volume.messages(), volume.searchSlices(), volume.stashed());
+                    volume.messages(), volume.searchSlices(), volume.stashed(), volume.blocksOnLoan(), loans.count());
         });
     }
 
@@ -726,6 +758,8 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     public void close() {
         if (closed) return;
         closed = true;
+        sweeper.cancel();
+        loans.shutdown();
         while (sending.get() != 0) Thread.onSpinWait();
         try {
             AskPattern.<AllocatorActor.Command, Done>ask(system, AllocatorActor.Shutdown::new, TIMEOUT, system.scheduler())

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 import akka.Done;
 import akka.actor.typed.ActorRef;
@@ -129,6 +130,20 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
 
     public record Counts(int windows, int runningSearches) {}
 
+    /**
+     * A session's refill: with {@code ask}, claim what the walk asks of this group, lend it to the session and
+     * book it; then the session continues the walk ({@link LoanSession#continueLend}). Not answered.
+     */
+    public record Lend(LoanSession session, ExtentWalk walk, long piece, boolean ask, int hops) implements Command {}
+
+    /**
+     * A session gives back blocks of its loan, freed by its caller or never handed out: they are freed here and
+     * leave the book; with {@code ending}, the session closed, and every other block booked for it is an
+     * ordinary allocation from now on. Completes {@code done} (when not null) with the blocks freed.
+     */
+    public record GiveBack(LoanSession session, List<Extent> extents, boolean ending, CompletableFuture<Long> done)
+            implements Command {}
+
     /** The allocator switched policies: use {@code policy} from the next request on. */
     public record UsePolicy(AllocationPolicy policy) implements Command {}
 
@@ -153,6 +168,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     private final Duration preparedExpiry;
     private final List<Running> running = new ArrayList<>(); // searches longer than a slice: few at a time
     private final Map<Long, List<Extent>> prepared = new HashMap<>();
+    private final LoanBook book = new LoanBook();
     private boolean closed;
 
     /** A window search in slices. Compared by identity: two searches are never the same one. */
@@ -230,6 +246,8 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         if (m instanceof AbortFree a) return onAbortFree(a);
         if (m instanceof ExpirePrepared x) return onExpirePrepared(x);
         if (m instanceof ClaimExtents c) return onClaimExtents(c);
+        if (m instanceof Lend l) return onLend(l);
+        if (m instanceof GiveBack b) return onGiveBack(b);
         if (m instanceof FreeRuns f) return onFreeRuns(f);
         if (m instanceof Inspect i) return onInspect(i);
         if (m instanceof Count c) return onCount(c);
@@ -253,6 +271,8 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         else if (m instanceof Count c) c.replyTo().tell(Reply.fail(error));
         else if (m instanceof Shutdown s) s.replyTo().tell(Done.getInstance());
         else if (m instanceof Unclaim u && u.answerTo() != null) u.answerTo().tell(u.answer());
+        else if (m instanceof GiveBack b && b.done() != null) b.done().completeExceptionally(error);
+        else if (m instanceof Lend l) l.session().refillOver(l.piece());
         return this;
     }
 
@@ -376,6 +396,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     private Behavior<Command> onFree(Free m) {
         volume.countMessage();
         AllocationException bad = heldByPrepare(m.extents());
+        if (bad == null) bad = book.takeBack(m.extents());
         if (bad == null) bad = state.free(m.extents());
         if (bad != null) {
             m.replyTo().tell(Reply.fail(bad));
@@ -389,6 +410,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     private Behavior<Command> onPrepareFree(PrepareFree m) {
         volume.countMessage();
         AllocationException bad = heldByPrepare(m.extents());
+        if (bad == null) bad = book.takeBack(m.extents()); // an abort leaves them allocated, as they were
         if (bad == null) bad = state.checkFree(m.extents());
         if (bad != null) {
             m.replyTo().tell(new Freed(m.tx(), Reply.fail(bad), m.tag()));
@@ -444,6 +466,55 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         if (!got.isEmpty()) publish();
         m.replyTo().tell(Reply.ok(got));
         return this;
+    }
+
+    private Behavior<Command> onLend(Lend m) {
+        volume.countMessage();
+        if (m.ask()) {
+            List<Extent> got = state.claimExtents(m.walk().claimFor(group));
+            m.walk().took(got);
+            if (!got.isEmpty()) {
+                long n = blocks(got);
+                volume.publishFree(group, state.freeBlocks(), n);
+                volume.publishRuns(group, state.largestFreeRun(), state.freeRunBuckets());
+                if (m.session().lent(group, got)) {
+                    for (Extent e : got) book.lent(e, m.session());
+                } else { // the session closed meanwhile
+                    state.free(got);
+                    volume.publishFree(group, state.freeBlocks(), -n);
+                    publish();
+                }
+            }
+        }
+        m.session().continueLend(m);
+        return this;
+    }
+
+    private Behavior<Command> onGiveBack(GiveBack m) {
+        volume.countMessage();
+        m.session().arrived(m.extents());
+        for (Extent e : m.extents()) book.remove(e.start(), e.end());
+        if (m.ending()) book.ended(m.session());
+        long n = 0;
+        if (!m.extents().isEmpty()) {
+            AllocationException bad = state.free(m.extents());
+            if (bad != null) { // a bug: blocks on loan are always used in the bitmap
+                getContext().getLog().error("group {}: blocks given back by {} refused: {}", group, m.session(),
+                        bad.getMessage());
+            } else {
+                n = blocks(m.extents());
+            }
+            volume.publishFree(group, state.freeBlocks(), -n);
+            publish();
+        }
+        if (m.done() != null) m.done().complete(n);
+        return this;
+    }
+
+    private static long blocks(List<Extent> extents) {
+        long n = 0;
+        for (Extent e : extents) n += e.blocks();
+        return n;
     }
 
     private Behavior<Command> onFreeRuns(FreeRuns m) {

@@ -41,6 +41,7 @@ public final class VolumeState implements AllocationPolicy.Volume {
     private final int blockLog2;
     private final FreeRunIndex.Listener scoreListener = this::freeRunsChanged;
     private volatile SpreadIndex spread; // made on the first spreadGroup(): only the extended reservation policy asks
+    private final LongAdder onLoan = new LongAdder();
     private final LongAdder messages = new LongAdder();
     private final LongAdder searchSlices = new LongAdder();
     private final LongAdder stashed = new LongAdder();
@@ -79,12 +80,34 @@ public final class VolumeState implements AllocationPolicy.Volume {
     }
 
     void publishFree(int group, long free) {
+        publishFree(group, free, 0);
+    }
+
+    /**
+     * As {@link #publishFree(int, long)}, for a change that also lends {@code lent} blocks of the group to a
+     * session (negative: they came back). The group's own figure drops by what it lent, the volume's sum does
+     * not: blocks on loan are free until a session hands them out. One atomic addition, so a reader never
+     * sees the loan twice or not at all.
+     */
+    void publishFree(int group, long free, long lent) {
         long old = freeBlocks.getAndSet(group, free);
-        if (old != free) {
-            totalFree.addAndGet(free - old);
+        if (old != free || lent != 0) {
+            totalFree.addAndGet(free - old + lent);
+            if (lent != 0) onLoan.add(lent);
             SpreadIndex s = spread;
-            if (s != null) s.changed(group);
+            if (s != null && old != free) s.changed(group);
         }
+    }
+
+    /** A session handed out {@code blocks} of its loan (negative: they came back to it, freed). */
+    void handedOut(long blocks) {
+        totalFree.addAndGet(-blocks);
+        onLoan.add(-blocks);
+    }
+
+    /** Blocks lent to sessions and not handed out, frees on their way back included. */
+    public long blocksOnLoan() {
+        return onLoan.sum();
     }
 
     /**
