@@ -574,9 +574,10 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
                 retried = true;
                 await(dropPreallocations().thenCompose(dropped -> loans.reclaimForSpace(LEAN).thenApply(lent -> dropped + lent))
                         .thenApply(freed -> {
-                    if (freed > 0) // else the finished walk stays finished
-                        walk = new ExtentWalk(volume, walk.remaining(), unitBlocks, maxExtentBlocks, hint,
-                                extentCursor.get());
+                    // Walked again even when this call freed nothing: a concurrent one may just have given
+                    // the same loans back, after this walk had passed their groups.
+                    walk = new ExtentWalk(volume, walk.remaining(), unitBlocks, maxExtentBlocks, hint,
+                            extentCursor.get());
                     return Reply.ok(List.of());
                 }));
                 return;

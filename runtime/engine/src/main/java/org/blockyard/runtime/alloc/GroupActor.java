@@ -470,7 +470,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
 
     private Behavior<Command> onLend(Lend m) {
         volume.countMessage();
-        if (m.ask()) {
+        if (m.ask() && m.session().mayBorrow()) { // a refill sent before the volume ran full lends nothing
             List<Extent> got = state.claimExtents(m.walk().claimFor(group));
             m.walk().took(got);
             if (!got.isEmpty()) {

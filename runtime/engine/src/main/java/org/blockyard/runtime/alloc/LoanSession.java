@@ -244,7 +244,7 @@ final class LoanSession implements AllocationSession {
     }
 
     private void refill(long piece, int unit, int align) {
-        if (closed || !loans.lending() || !refilling.add(piece)) return;
+        if (closed || !loans.lending() || free.blocks() >= 2 * loans.loanBlocks() || !refilling.add(piece)) return;
         long want = piece * pieces(piece);
         ExtentWalk walk = new ExtentWalk(volume, want, unit, piece, -1, geometry.groupStart(home));
         host.groupActors().get(home).tell(new GroupActor.Lend(this, walk, piece, false, 0));
@@ -273,6 +273,11 @@ final class LoanSession implements AllocationSession {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Whether a group should lend to this session now (it may be closed by the time the group asks it). */
+    boolean mayBorrow() {
+        return loans.lending();
     }
 
     /** Group {@code g} lent {@code extents}; false (and nothing taken) when the session is closed. */
