@@ -1,7 +1,6 @@
 package org.blockyard.runtime.alloc;
 
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -40,14 +39,6 @@ final class Intervals {
 
     long blocks() {
         return blocks;
-    }
-
-    int ranges() {
-        return byStart.size();
-    }
-
-    boolean isEmpty() {
-        return byStart.isEmpty();
     }
 
     /** Whether every block of {@code [from, to)} is held. */
@@ -106,14 +97,10 @@ final class Intervals {
     }
 
     /**
-     * Takes the best fit for {@code want} blocks starting on a multiple of {@code align}: from the shortest range
-     * that holds them, the lowest aligned start in it. Null when no range holds them.
+     * Takes the best fit for {@code want} blocks starting on a multiple of {@code align}, from ranges at most
+     * {@code longest} blocks long: from the shortest range that holds them, the lowest aligned start in it. Null
+     * when no such range holds them.
      */
-    Extent takeBestFit(long want, int align) {
-        return takeBestFit(want, align, Long.MAX_VALUE);
-    }
-
-    /** As {@link #takeBestFit(long, int)}, from ranges at most {@code longest} blocks long only. */
     Extent takeBestFit(long want, int align, long longest) {
         for (long[] r : bySize.subSet(new long[] {want, Long.MIN_VALUE}, true, new long[] {longest, Long.MAX_VALUE}, true)) {
             long at = alignUp(r[1], align);
@@ -134,8 +121,7 @@ final class Intervals {
 
     /** Every range, ascending; the set is left empty. */
     List<Extent> drain() {
-        List<Extent> out = new ArrayList<>(byStart.size());
-        for (Map.Entry<Long, Long> e : byStart.entrySet()) out.add(new Extent(e.getKey(), e.getValue() - e.getKey()));
+        List<Extent> out = toList();
         byStart.clear();
         if (bySize != null) bySize.clear();
         lengths.clear();

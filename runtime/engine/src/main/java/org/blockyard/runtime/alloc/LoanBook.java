@@ -2,7 +2,6 @@ package org.blockyard.runtime.alloc;
 
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -24,14 +23,6 @@ final class LoanBook {
     private record Part(long from, long to, LoanSession session) {}
 
     private final TreeMap<Long, Piece> pieces = new TreeMap<>();
-
-    boolean isEmpty() {
-        return pieces.isEmpty();
-    }
-
-    int pieces() {
-        return pieces.size();
-    }
 
     void lent(Extent e, LoanSession s) {
         pieces.put(e.start(), new Piece(e.end(), s));
@@ -93,7 +84,7 @@ final class LoanBook {
             }
             return null;
         } finally {
-            for (Iterator<LoanSession> it = locked.iterator(); it.hasNext(); ) it.next().unlock();
+            for (LoanSession s : locked) s.unlock();
         }
     }
 }

@@ -109,10 +109,6 @@ final class LoanSession implements AllocationSession {
         lock.unlock();
     }
 
-    boolean tryLock() {
-        return lock.tryLock();
-    }
-
     // ---- the caller's calls ---------------------------------------------------------------------------
 
     @Override
@@ -338,12 +334,11 @@ final class LoanSession implements AllocationSession {
         unsentExtents = 0;
     }
 
-    /** Sends the frees queued, if any; for the sweeper. Answers false when the caller's thread holds the lock. */
-    boolean flushIfQueued() {
-        if (!lock.tryLock()) return false;
+    /** Sends the frees queued, if any; for the sweeper, which skips a session whose thread holds the lock. */
+    void flushIfQueued() {
+        if (!lock.tryLock()) return;
         try {
             if (unsentExtents > 0) flush(false, null);
-            return true;
         } finally {
             lock.unlock();
         }
@@ -363,7 +358,7 @@ final class LoanSession implements AllocationSession {
         } finally {
             lock.unlock();
         }
-        return sum(acks);
+        return Loans.sum(acks);
     }
 
     /** Closes the session: everything on loan goes back, and the groups forget it. */
@@ -380,7 +375,7 @@ final class LoanSession implements AllocationSession {
             lock.unlock();
         }
         loans.closed(this);
-        return sum(acks);
+        return Loans.sum(acks);
     }
 
     /** Marks the session closed without giving anything back: the allocator is shutting down. */
@@ -398,14 +393,6 @@ final class LoanSession implements AllocationSession {
             returning.add(e.start(), e.end());
             queue(geometry.groupOf(e.start()), e);
         }
-    }
-
-    private static CompletableFuture<Long> sum(List<CompletableFuture<Long>> acks) {
-        return CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).thenApply(v -> {
-            long n = 0;
-            for (CompletableFuture<Long> a : acks) n += a.join();
-            return n;
-        });
     }
 
     boolean isClosed() {

@@ -89,9 +89,14 @@ final class Loans {
     CompletableFuture<Long> reclaimAll() {
         List<CompletableFuture<Long>> backs = new ArrayList<>();
         for (LoanSession s : open) backs.add(s.returnLoan());
-        return CompletableFuture.allOf(backs.toArray(CompletableFuture[]::new)).thenApply(v -> {
+        return sum(backs);
+    }
+
+    /** Completes, once all of {@code blocks} did, with their sum. */
+    static CompletableFuture<Long> sum(List<CompletableFuture<Long>> blocks) {
+        return CompletableFuture.allOf(blocks.toArray(CompletableFuture[]::new)).thenApply(v -> {
             long n = 0;
-            for (CompletableFuture<Long> b : backs) n += b.join();
+            for (CompletableFuture<Long> b : blocks) n += b.join();
             return n;
         });
     }
