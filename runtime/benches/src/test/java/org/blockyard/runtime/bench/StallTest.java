@@ -41,10 +41,13 @@ class StallTest {
         // Every search holds the lock while both clients wait, far longer than their mean interval.
         assertTrue((Long) Report.get(row, "client_latency_us.calls_added") > 0, row.toString());
         double longestWait = (Double) Report.get(row, "client_latency_us.raw.max");
-        double correctedP999 = (Double) Report.get(row, "client_latency_us.corrected.p999");
-        assertTrue(correctedP999 > (Double) Report.get(row, "client_latency_us.raw.p999"),
-                "the corrected p99.9 shows more of the stalls than the raw one: " + row);
-        assertTrue(correctedP999 <= longestWait, "no corrected call waits longer than the longest stall");
+        // p99, not p99.9: of 4,000 raw calls the p99.9 is the fourth longest, already a stall, and the
+        // corrected histogram's added calls can put its p99.9 just below that (1,371 against 1,389 µs once).
+        double correctedP99 = (Double) Report.get(row, "client_latency_us.corrected.p99");
+        assertTrue(correctedP99 > (Double) Report.get(row, "client_latency_us.raw.p99"),
+                "the corrected p99 shows more of the stalls than the raw one: " + row);
+        assertTrue((Double) Report.get(row, "client_latency_us.corrected.p999") <= longestWait,
+                "no corrected call waits longer than the longest stall");
     }
 
     /**
