@@ -61,20 +61,25 @@ public final class RandomChurn {
     /** One run against a fresh allocator {@code id}; {@code progress} may be null. */
     public static Map<String, Object> run(String id, Spec spec, Config config, PrintStream progress) {
         Geometry geometry = Aging.geometry(spec.volumeBytes(), spec.unitBytes(), config);
-        ExecutorService pool = Executors.newFixedThreadPool(spec.clients(), r -> {
-            Thread t = new Thread(r, "extents-client");
-            t.setDaemon(true);
-            return t;
-        });
+        // A thread of its own for each client, every round: as an engine's thread frees what it allocated.
+        List<ExecutorService> pools = new ArrayList<>();
+        for (int c = 0; c < spec.clients(); c++) {
+            String name = "extents-client-" + c;
+            pools.add(Executors.newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r, name);
+                t.setDaemon(true);
+                return t;
+            }));
+        }
         try (ExtentAllocator a = Aging.open(id, geometry, config)) {
-            return go(a, spec, geometry.blockSizeBytes(), id, pool, progress);
+            return go(a, spec, geometry.blockSizeBytes(), id, pools, progress);
         } finally {
-            pool.shutdownNow();
+            for (ExecutorService p : pools) p.shutdownNow();
         }
     }
 
-    private static Map<String, Object> go(ExtentAllocator a, Spec spec, int blockBytes, String id, ExecutorService pool,
-                                          PrintStream progress) {
+    private static Map<String, Object> go(ExtentAllocator a, Spec spec, int blockBytes, String id,
+                                          List<ExecutorService> pools, PrintStream progress) {
         long capacity = a.freeBlocks();
         int unit = (int) (spec.unitBytes() / blockBytes);
         long maxExtent = spec.maxExtentBytes() == 0 ? 0 : Math.max(1, spec.maxExtentBytes() / spec.unitBytes()) * unit;
@@ -89,13 +94,16 @@ public final class RandomChurn {
         for (int round = 0; round <= spec.rounds(); round++) {
             boolean fill = round == 0;
             long r0 = System.nanoTime(), calls0 = calls(clients);
-            List<Callable<Void>> work = new ArrayList<>();
-            for (Client c : clients) work.add(() -> {
-                if (fill) c.fill(fillShare);
-                else c.overwrite(roundShare);
-                return null;
-            });
-            waitFor(pool, work);
+            List<Future<Void>> work = new ArrayList<>();
+            for (int i = 0; i < clients.size(); i++) {
+                Client c = clients.get(i);
+                work.add(pools.get(i).submit(() -> {
+                    if (fill) c.fill(fillShare);
+                    else c.overwrite(roundShare);
+                    return null;
+                }));
+            }
+            waitFor(work);
             rates.add(Math.round((calls(clients) - calls0) / ((System.nanoTime() - r0) / 1e9) * 10) / 10.0);
             scores.add(Aging.round4(a.fragmentationScore()));
             if (progress != null && (round % 5 == 0 || round == spec.rounds()))
@@ -121,9 +129,9 @@ public final class RandomChurn {
         return n;
     }
 
-    private static void waitFor(ExecutorService pool, List<Callable<Void>> work) {
+    private static void waitFor(List<Future<Void>> work) {
         try {
-            for (Future<Void> f : pool.invokeAll(work)) f.get();
+            for (Future<Void> f : work) f.get();
         } catch (ExecutionException e) {
             if (e.getCause() instanceof RuntimeException r) throw r;
             throw new IllegalStateException("a client failed", e.getCause());

@@ -10,8 +10,8 @@ import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
 
 /**
- * Disjoint block ranges {@code [start, end)} that never span a group: adjacent ranges of one group merge
- * (unless told not to), ranges of two groups never do. With {@code bySize}, also ordered by length for best-fit takes. No locking
+ * Disjoint block ranges {@code [start, end)} that never span a group: adjacent ranges of one group merge,
+ * ranges of two groups never do. With {@code bySize}, also ordered by length for best-fit takes. No locking
  * of its own: its holder guards it. Every operation is O(log n) in the ranges held, plus the ranges it
  * touches.
  */
@@ -21,8 +21,6 @@ final class Intervals {
     /** {length, start}, shortest first; null when no best-fit takes are asked for. */
     private final TreeSet<long[]> bySize;
     private final boolean merge;
-    /** How many ranges have each length; kept with {@code bySize}. */
-    private final TreeMap<Long, Integer> lengths = new TreeMap<>();
     private long blocks;
 
     Intervals(Geometry geometry, boolean bySize) {
@@ -112,11 +110,32 @@ final class Intervals {
         return null;
     }
 
-    /** The number of ranges from {@code shortest} to {@code longest} blocks long. */
-    int rangesBetween(long shortest, long longest) {
-        int n = 0;
-        for (int c : lengths.subMap(shortest, true, longest, true).values()) n += c;
-        return n;
+    /**
+     * Takes {@code want} blocks at {@code at} when {@code at} starts on a multiple of {@code align} and one range
+     * holds all of {@code [at, at + want)}; null (nothing taken) otherwise.
+     */
+    Extent takeAt(long at, long want, int align) {
+        if (Math.floorMod(at, (long) align) != 0) return null;
+        Map.Entry<Long, Long> e = byStart.floorEntry(at);
+        if (e == null || e.getValue() < at + want) return null;
+        remove(at, at + want);
+        return new Extent(at, want);
+    }
+
+    /**
+     * How many pieces of {@code piece} blocks, each starting on a multiple of {@code align}, the ranges at most
+     * {@code longest} blocks long could give, counted up to {@code enough} (longest ranges first).
+     */
+    int capacity(long piece, long longest, int align, int enough) {
+        long n = 0;
+        for (long[] r : bySize.subSet(new long[] {piece, Long.MIN_VALUE}, true, new long[] {longest, Long.MAX_VALUE}, true)
+                .descendingSet()) {
+            if (n >= enough) break;
+            long at = alignUp(r[1], align);
+            long end = r[1] + r[0];
+            if (at + piece <= end) n += (end - at) / piece;
+        }
+        return (int) Math.min(n, enough);
     }
 
     /** Every range, ascending; the set is left empty. */
@@ -124,7 +143,6 @@ final class Intervals {
         List<Extent> out = toList();
         byStart.clear();
         if (bySize != null) bySize.clear();
-        lengths.clear();
         blocks = 0;
         return out;
     }
@@ -139,7 +157,6 @@ final class Intervals {
         byStart.put(s, t);
         if (bySize != null) {
             bySize.add(new long[] {t - s, s});
-            lengths.merge(t - s, 1, Integer::sum);
         }
     }
 
@@ -147,7 +164,6 @@ final class Intervals {
         byStart.remove(s);
         if (bySize != null) {
             bySize.remove(new long[] {t - s, s});
-            lengths.computeIfPresent(t - s, (k, c) -> c == 1 ? null : c - 1);
         }
     }
 

@@ -25,7 +25,9 @@ import org.blockyard.api.alloc.Geometry;
  * <ul>
  * <li>{@code free}: lent and not handed out. An allocation the loan can serve takes the best fit from here.</li>
  * <li>{@code held}: handed out by this session from its loan, and not released yet. A release of blocks all of
- *     which are here is served here: they move to {@code returning}.</li>
+ *     which are here is served here: they go back to {@code free} (still booked to this session, so served again
+ *     without a message) while the loan keeps less than {@link #keepLimit()} free, else to {@code returning}. A
+ *     release that mixes them with other blocks frees the others through the allocator first, then these.</li>
  * <li>{@code returning}: given back (released, or loan returned) and on their way to their groups, which free
  *     them in their bitmaps in batches ({@link GroupActor.GiveBack}) and then drop them from here.</li>
  * </ul>
@@ -35,9 +37,9 @@ import org.blockyard.api.alloc.Geometry;
  * double free. After the session closed, blocks in no set were handed out before it closed.
  *
  * <p>Refills run ahead of need and never make the caller wait: when fewer than half a batch of runs could
- * serve the size just asked, the session asks a group for a batch of pieces of that size (rounded up to a
- * power of two units), best-fit, and a group that cannot give them all passes the rest of the walk on. A
- * request the loan cannot serve takes the allocator's own path at once.
+ * serve the size just asked, the session asks a group for a batch of pieces of that size, best-fit, and a group
+ * that cannot give them all passes the rest of the walk on. A request the loan cannot serve takes the
+ * allocator's own path at once.
  */
 final class LoanSession implements AllocationSession {
     /** Groups one refill asks at most. */
@@ -119,21 +121,17 @@ final class LoanSession implements AllocationSession {
         } catch (AllocationException e) {
             return CompletableFuture.failedFuture(e);
         }
-        if (hint < 0) {
-            lock.lock();
-            try {
-                if (closed) return CompletableFuture.failedFuture(closedError());
-                List<Extent> got = fromLoan(wantBlocks, unitBlocks, maxExtentBlocks);
-                if (got != null) {
-                    localCalls++;
-                    return CompletableFuture.completedFuture(got);
-                }
-                messageCalls++;
-            } finally {
-                lock.unlock();
+        lock.lock();
+        try {
+            if (closed) return CompletableFuture.failedFuture(closedError());
+            List<Extent> got = fromLoan(wantBlocks, unitBlocks, maxExtentBlocks, hint);
+            if (got != null) {
+                localCalls++;
+                return CompletableFuture.completedFuture(got);
             }
-        } else if (isClosed()) {
-            return CompletableFuture.failedFuture(closedError());
+            messageCalls++;
+        } finally {
+            lock.unlock();
         }
         return host.allocate(wantBlocks, unitBlocks, maxExtentBlocks, hint);
     }
@@ -149,34 +147,55 @@ final class LoanSession implements AllocationSession {
         } catch (AllocationException e) {
             return CompletableFuture.failedFuture(e);
         }
-        Map<Integer, List<Extent>> byGroup = ExtentChecks.splitByGroup(geometry, sorted);
+        List<Extent> mine = new ArrayList<>(sorted.size()), others = new ArrayList<>();
         lock.lock();
         try {
             if (closed) return CompletableFuture.failedFuture(closedError());
-            boolean local = true;
-            for (List<Extent> list : byGroup.values())
-                for (Extent e : list) local &= held.covers(e.start(), e.end());
-            if (local) {
-                long n = 0;
-                for (Map.Entry<Integer, List<Extent>> g : byGroup.entrySet()) {
-                    for (Extent e : g.getValue()) {
-                        held.remove(e.start(), e.end());
-                        returning.add(e.start(), e.end());
-                        queue(g.getKey(), e);
-                        n += e.blocks();
-                    }
-                }
-                volume.handedOut(-n);
+            for (Extent e : sorted) (held.covers(e.start(), e.end()) ? mine : others).add(e);
+            if (others.isEmpty()) {
+                freeHere(mine);
                 localCalls++;
-                if (unsentExtents >= loans.freeBatch()) flush(false, null);
                 return CompletableFuture.completedFuture(null);
             }
             messageCalls++;
         } finally {
             lock.unlock();
         }
-        // Blocks of this session among them are taken back by their groups (LoanBook.takeBack).
-        return host.release(sorted);
+        if (mine.isEmpty()) return host.release(sorted); // this session's blocks among them: LoanBook.takeBack
+        // The part handed out here is freed here once the rest was: a refused release frees nothing.
+        return host.release(others).thenRun(() -> {
+            lock.lock();
+            try {
+                if (closed) throw new java.util.concurrent.CompletionException(closedError());
+                for (Extent e : mine)
+                    if (!held.covers(e.start(), e.end())) throw new java.util.concurrent.CompletionException(
+                            new AllocationException.DoubleFree("blocks " + e + " were released meanwhile"));
+                freeHere(mine);
+            } finally {
+                lock.unlock();
+            }
+        });
+    }
+
+    /**
+     * Frees {@code extents}, all handed out by this session: back into the loan while it keeps less than
+     * {@link #keepLimit()} free, else queued for their groups. The caller holds the lock.
+     */
+    private void freeHere(List<Extent> extents) {
+        long n = 0;
+        for (Extent e : extents) n += e.blocks();
+        boolean keep = free.blocks() + n <= keepLimit();
+        for (Extent e : extents) {
+            held.remove(e.start(), e.end());
+            if (keep) { // still booked to this session: served again here
+                free.add(e.start(), e.end());
+            } else {
+                returning.add(e.start(), e.end());
+                queue(geometry.groupOf(e.start()), e);
+            }
+        }
+        volume.handedOut(-n);
+        if (unsentExtents >= loans.freeBatch()) flush(false, null);
     }
 
     @Override
@@ -194,31 +213,35 @@ final class LoanSession implements AllocationSession {
     // ---- serving from the loan -----------------------------------------------------------------------
 
     /**
-     * The extents for the request from the loan, or null (nothing taken) when the loan cannot serve it. Each
-     * piece is a lent piece of exactly its length: a request is never carved out of a run lent for a larger
-     * size, where the allocator's own best fit would have placed it elsewhere. A size asked for the second
-     * time is lent ahead in a batch of pieces.
+     * The extents for the request from the loan, or null (nothing taken) when the loan cannot serve it. Each piece
+     * is a run of the loan of exactly its length (a request is never carved out of a run lent for a larger size,
+     * where the allocator's own best fit would have placed it elsewhere); with a hint, the piece at the hint when a
+     * run of the loan holds it there, and each next piece right after the last, else the allocator's own path,
+     * which keeps the hint's promise. A size asked for the second time is lent ahead in a batch of pieces when
+     * the loan holds fewer than half a batch of it.
      */
-    private List<Extent> fromLoan(long want, int unit, long maxExtent) {
+    private List<Extent> fromLoan(long want, int unit, long maxExtent, long hint) {
         long cap = maxExtent > 0 ? maxExtent : Long.MAX_VALUE;
         long firstPiece = Math.min(want, cap);
         int align = ExtentWalk.alignment(geometry, unit);
         List<Extent> got = new ArrayList<>(1);
+        long at = hint;
         for (long left = want; left > 0; ) {
             long piece = Math.min(left, cap);
-            Extent e = free.takeBestFit(piece, align, piece);
+            Extent e = at >= 0 ? free.takeAt(at, piece, align) : free.takeBestFit(piece, align, piece);
             if (e == null) {
                 for (Extent back : got) free.add(back.start(), back.end());
                 got = null;
                 break;
             }
             got.add(e);
+            at = e.end();
             left -= piece;
         }
         boolean seen = sizes.merge(firstPiece, 1, Integer::sum) >= 2;
         if (seen && firstPiece <= loanLimit()) {
             int k = pieces(firstPiece);
-            if (free.rangesBetween(firstPiece, firstPiece) <= k / 2) refill(firstPiece, unit, align);
+            if (free.capacity(firstPiece, firstPiece, align, k / 2 + 1) <= k / 2) refill(firstPiece, unit, align);
         }
         if (got == null) return null;
         long n = 0;
@@ -233,6 +256,11 @@ final class LoanSession implements AllocationSession {
     /** The longest piece a session borrows: larger requests take the allocator's own path. */
     private long loanLimit() {
         return Math.min(loans.loanBlocks(), geometry.blocksPerGroup() / 2);
+    }
+
+    /** The most a session keeps free on loan of what its caller released: beyond it, releases go back to the groups. */
+    private long keepLimit() {
+        return 4 * loans.loanBlocks();
     }
 
     private int pieces(long piece) {
