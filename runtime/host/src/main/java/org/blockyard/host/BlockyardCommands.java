@@ -48,7 +48,7 @@ public final class BlockyardCommands {
     }
 
     @Descriptor("switch the io scheduler to NAME (id or alias), remembered across plugin updates")
-    public void scheduler(@Descriptor("id or alias") String name) {
+    public void scheduler(@Descriptor("NAME, an io scheduler's id or alias") String name) {
         ElevatorSwitch s;
         try {
             s = await(host.queue().setElevator(name));
@@ -70,7 +70,7 @@ public final class BlockyardCommands {
 
     @Descriptor("switch the allocation policy to NAME (id or alias); a name not installed selects the default "
             + "until a plugin offers it")
-    public void policy(@Descriptor("id or alias") String name) {
+    public void policy(@Descriptor("NAME, an allocation policy's id or alias") String name) {
         ActorBlockAllocator.PolicySwitch s = await(host.store().allocator().setPolicy(name));
         out().println(host.store().allocator().policyListing());
         if (s.fellBack())
@@ -79,7 +79,7 @@ public final class BlockyardCommands {
     }
 
     @Descriptor("show the tunables of plugin NAME (io scheduler or allocation policy): value, default, range, unit and reason")
-    public void tunables(@Descriptor("id or alias") String name) {
+    public void tunables(@Descriptor("NAME, a plugin's id or alias") String name) {
         var policy = host.store().allocator().policies().resolve(name);
         if (host.elevators().descriptor(name).isEmpty() && policy.isPresent()) {
             var d = host.store().allocator().policies().descriptor(policy.get());
@@ -107,8 +107,9 @@ public final class BlockyardCommands {
     }
 
     @Descriptor("set tunable KEY of plugin NAME to VALUE (checked against its range)")
-    public void tunables(@Descriptor("id or alias") String name, @Descriptor("tunable") String key,
-                         @Descriptor("whole number") String value) {
+    public void tunables(@Descriptor("NAME, a plugin's id or alias") String name,
+                         @Descriptor("KEY, one of its tunables") String key,
+                         @Descriptor("VALUE, a whole number") String value) {
         var policy = host.store().allocator().policies().resolve(name);
         if (host.elevators().descriptor(name).isEmpty() && policy.isPresent()) {
             setPolicyTunable(policy.get(), key, value);
