@@ -194,7 +194,7 @@ public final class BlockyardCommands {
                 a.messages(), a.searchSlices(), a.stashed());
     }
 
-    @Descriptor("what the host said about plugins: refused, fell back, not a bundle, cannot resolve")
+    @Descriptor("what the host said about plugins: refused, fell back, not a bundle, cannot resolve, FileInstall's traces")
     public void log() {
         for (String line : host.notices()) out().println(line);
     }

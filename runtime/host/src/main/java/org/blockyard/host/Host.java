@@ -194,7 +194,9 @@ public final class Host implements AutoCloseable {
                 "org.apache.felix.gogo;org.apache.felix.gogo=runtime.implementation;version:Version=1.0.0");
         p.put("felix.log.logger", new FelixLog());
         p.put("felix.log.level", "2");
-        p.put("felix.fileinstall.dir", deploy.toAbsolutePath().toString());
+        p.put("felix.fileinstall.dir", DeployWatch.watchedDir(deploy));
+        // FileInstall's messages to the JDK's logger, where FileInstallLog takes them (not stdout, with traces).
+        p.put("felix.fileinstall.log.default", "jul");
         // Only finished jars: a copy in progress named *.tmp or *.part is never looked at.
         p.put("felix.fileinstall.filter", ".*\\.jar");
         p.put("felix.fileinstall.poll", Long.toString(poll.toMillis()));
