@@ -28,6 +28,9 @@ import org.blockyard.runtime.alloc.ActorBlockAllocator;
  */
 public final class BlockyardCommands {
     static final String[] FUNCTIONS = {"scheduler", "policy", "tunables", "stats", "log", "shutdown"};
+    /** Every function with its arguments, for {@code run --help} (a test checks it names each of {@link #FUNCTIONS}). */
+    static final String SYNOPSIS = "blockyard:scheduler [NAME], blockyard:policy [NAME], blockyard:tunables NAME [KEY VALUE],"
+            + " blockyard:stats, blockyard:log, blockyard:shutdown";
 
     /** How long a command waits for the engine's answer; the engine answers in microseconds when well. */
     private static final Duration ANSWER = Duration.ofSeconds(30);
