@@ -28,6 +28,9 @@ import org.blockyard.runtime.alloc.ActorBlockAllocator;
  */
 public final class BlockyardCommands {
     static final String[] FUNCTIONS = {"scheduler", "policy", "tunables", "stats", "log", "shutdown"};
+    /** Every function with its arguments, for {@code run --help} (a test checks it names each of {@link #FUNCTIONS}). */
+    static final String SYNOPSIS = "blockyard:scheduler [NAME], blockyard:policy [NAME], blockyard:tunables NAME [KEY VALUE],"
+            + " blockyard:stats, blockyard:log, blockyard:shutdown";
 
     /** How long a command waits for the engine's answer; the engine answers in microseconds when well. */
     private static final Duration ANSWER = Duration.ofSeconds(30);
@@ -48,7 +51,7 @@ public final class BlockyardCommands {
     }
 
     @Descriptor("switch the io scheduler to NAME (id or alias), remembered across plugin updates")
-    public void scheduler(@Descriptor("id or alias") String name) {
+    public void scheduler(@Descriptor("NAME, an io scheduler's id or alias") String name) {
         ElevatorSwitch s;
         try {
             s = await(host.queue().setElevator(name));
@@ -70,7 +73,7 @@ public final class BlockyardCommands {
 
     @Descriptor("switch the allocation policy to NAME (id or alias); a name not installed selects the default "
             + "until a plugin offers it")
-    public void policy(@Descriptor("id or alias") String name) {
+    public void policy(@Descriptor("NAME, an allocation policy's id or alias") String name) {
         ActorBlockAllocator.PolicySwitch s = await(host.store().allocator().setPolicy(name));
         out().println(host.store().allocator().policyListing());
         if (s.fellBack())
@@ -79,7 +82,7 @@ public final class BlockyardCommands {
     }
 
     @Descriptor("show the tunables of plugin NAME (io scheduler or allocation policy): value, default, range, unit and reason")
-    public void tunables(@Descriptor("id or alias") String name) {
+    public void tunables(@Descriptor("NAME, a plugin's id or alias") String name) {
         var policy = host.store().allocator().policies().resolve(name);
         if (host.elevators().descriptor(name).isEmpty() && policy.isPresent()) {
             var d = host.store().allocator().policies().descriptor(policy.get());
@@ -107,8 +110,9 @@ public final class BlockyardCommands {
     }
 
     @Descriptor("set tunable KEY of plugin NAME to VALUE (checked against its range)")
-    public void tunables(@Descriptor("id or alias") String name, @Descriptor("tunable") String key,
-                         @Descriptor("whole number") String value) {
+    public void tunables(@Descriptor("NAME, a plugin's id or alias") String name,
+                         @Descriptor("KEY, one of its tunables") String key,
+                         @Descriptor("VALUE, a whole number") String value) {
         var policy = host.store().allocator().policies().resolve(name);
         if (host.elevators().descriptor(name).isEmpty() && policy.isPresent()) {
             setPolicyTunable(policy.get(), key, value);
@@ -193,7 +197,7 @@ public final class BlockyardCommands {
                 a.messages(), a.searchSlices(), a.stashed());
     }
 
-    @Descriptor("what the host said about plugins: refused, fell back, not a bundle, cannot resolve")
+    @Descriptor("what the host said about plugins: refused, fell back, not a bundle, cannot resolve, FileInstall's traces")
     public void log() {
         for (String line : host.notices()) out().println(line);
     }

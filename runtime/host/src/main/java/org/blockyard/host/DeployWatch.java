@@ -6,18 +6,23 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.jar.JarFile;
 import java.util.jar.Manifest;
+import java.util.logging.Level;
 
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.BundleEvent;
+import org.osgi.framework.BundleException;
 import org.osgi.framework.BundleListener;
 import org.osgi.framework.namespace.BundleNamespace;
 import org.osgi.framework.namespace.PackageNamespace;
@@ -30,22 +35,28 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Says, in one line each, why a jar in the deploy folder did not become a running plugin; FileInstall
- * itself only skips such a file or retries it quietly.
+ * itself only skips such a file or retries it, printing a stack trace each time.
  * <ul>
  * <li>A jar that is not a bundle (no manifest, or no {@code Bundle-SymbolicName}): FileInstall leaves it
  *     alone; reported once per version of the file.</li>
  * <li>A bundle that does not resolve (an import nobody exports, e.g. an API version the host does not
  *     have): installed but never started; reported once per install or update, naming what nobody
  *     provides.</li>
+ * <li>What FileInstall says ({@link FileInstallLog}): kept for {@code blockyard:log} with its stack trace,
+ *     once per bundle revision and message, not at each of FileInstall's retries; its failure to start a
+ *     bundle that does not resolve is the line above, so it adds nothing on the console, anything else is
+ *     one line there.</li>
  * </ul>
- * Nothing running changes in either case. The checks run on a thread of their own, never on the
- * framework's event thread.
+ * Messages name the folder as the user gave it ({@code --deploy}). Nothing running changes in either case.
+ * The checks run on a thread of their own, never on the framework's event thread.
  */
-final class DeployWatch implements BundleListener, AutoCloseable {
+final class DeployWatch implements BundleListener, FileInstallLog.Sink, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DeployWatch.class);
 
     private final BundleContext context;
     private final Path deploy;
+    /** The folder as given, for messages. */
+    private final Path shown;
     private final Notices notices;
     private final Duration poll;
     private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -60,14 +71,84 @@ final class DeployWatch implements BundleListener, AutoCloseable {
      */
     private final Map<Path, List<Long>> lastScan = new HashMap<>();
     private final Map<Path, List<Long>> reported = new HashMap<>();
+    /** What FileInstall said, with the bundle revision it was about: said once, its retries are not. */
+    private final Set<String> fileInstallSaid = Collections.newSetFromMap(new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+            return size() > 1000;
+        }
+    });
 
+    /** {@code deploy}: the folder as the user gave it; FileInstall watches {@link #watchedDir(Path)} of it. */
     DeployWatch(BundleContext context, Path deploy, Notices notices, Duration poll) {
         this.context = context;
         this.deploy = deploy.toAbsolutePath().normalize();
+        this.shown = deploy;
         this.notices = notices;
         this.poll = poll;
         context.addBundleListener(this);
+        FileInstallLog.attach(this);
         thread.scheduleWithFixedDelay(this::scanForNonBundles, 0, poll.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** The value of {@code felix.fileinstall.dir} for the deploy folder {@code deploy}. */
+    static String watchedDir(Path deploy) {
+        return deploy.toAbsolutePath().normalize().toString();
+    }
+
+    @Override
+    public String watchedDir() {
+        return deploy.toString();
+    }
+
+    @Override
+    public void fileInstallSaid(Level level, String message, Throwable thrown) {
+        Bundle about = bundleNamedIn(message);
+        String key = message + "|" + (thrown == null ? "" : thrown.getMessage()) + "|"
+                + (about == null ? "" : about.getBundleId() + "@" + about.getLastModified());
+        boolean first;
+        synchronized (fileInstallSaid) {
+            first = fileInstallSaid.add(key);
+        }
+        if (!first) {
+            LOG.debug("FileInstall, again: {}", message);
+            return;
+        }
+        String line = "FileInstall: " + message;
+        if (thrown == null) {
+            if (level.intValue() >= Level.WARNING.intValue()) notices.warn(LOG, line);
+            else notices.detail(LOG, line);
+        } else if (about != null && fromDeploy(about) && doesNotResolve(thrown)) {
+            notices.detail(LOG, line + "\n" + Notices.trace(thrown)); // checkResolves says it in one line
+        } else {
+            notices.warn(LOG, line + ": " + firstLine(thrown) + " (the trace: blockyard:log)", Notices.trace(thrown));
+        }
+    }
+
+    private static boolean doesNotResolve(Throwable t) {
+        return t instanceof BundleException b && (b.getType() == BundleException.RESOLVE_ERROR
+                || String.valueOf(b.getMessage()).startsWith("Unable to resolve"));
+    }
+
+    private static String firstLine(Throwable t) {
+        String m = t.getMessage() == null ? t.toString() : t.getMessage();
+        int nl = m.indexOf('\n');
+        return nl < 0 ? m : m.substring(0, nl);
+    }
+
+    /** The bundle whose location {@code message} names (the longest such location), or null. */
+    private Bundle bundleNamedIn(String message) {
+        Bundle best = null;
+        try {
+            for (Bundle b : context.getBundles()) {
+                String location = b.getLocation();
+                if (location == null || location.isEmpty() || !message.contains(location)) continue;
+                if (best == null || location.length() > best.getLocation().length()) best = b;
+            }
+        } catch (IllegalStateException stopped) {
+            return null;
+        }
+        return best;
     }
 
     @Override
@@ -99,7 +180,7 @@ final class DeployWatch implements BundleListener, AutoCloseable {
         }
         String why = missing.isEmpty() ? "it does not resolve (see: headers " + b.getBundleId() + ")"
                 : "nothing provides " + String.join(", ", missing);
-        notices.warn(LOG, "plugin " + fileOf(b) + " (bundle " + ElevatorTracker.name(b) + ") cannot start: " + why
+        notices.warn(LOG, "plugin " + shownFile(b) + " (bundle " + ElevatorTracker.name(b) + ") cannot start: " + why
                 + "; nothing changed");
     }
 
@@ -113,10 +194,11 @@ final class DeployWatch implements BundleListener, AutoCloseable {
         return false;
     }
 
-    private String fileOf(Bundle b) {
+    /** The bundle's file in the deploy folder, named as the user named the folder. */
+    private String shownFile(Bundle b) {
         String location = b.getLocation();
         int slash = location.lastIndexOf('/');
-        return slash >= 0 ? location.substring(slash + 1) : location;
+        return shown.resolve(slash >= 0 ? location.substring(slash + 1) : location).toString();
     }
 
     private void scanForNonBundles() {
@@ -128,7 +210,7 @@ final class DeployWatch implements BundleListener, AutoCloseable {
                 String problem = notABundle(jar);
                 if (problem != null) {
                     reported.put(jar, version);
-                    notices.warn(LOG, "deploy/" + jar.getFileName() + " is not an OSGi bundle (" + problem
+                    notices.warn(LOG, shown.resolve(jar.getFileName()) + " is not an OSGi bundle (" + problem
                             + "); it is ignored and nothing changed");
                 }
             }
@@ -153,6 +235,7 @@ final class DeployWatch implements BundleListener, AutoCloseable {
 
     @Override
     public void close() {
+        FileInstallLog.detach(this);
         try {
             context.removeBundleListener(this);
         } catch (IllegalStateException stopped) {

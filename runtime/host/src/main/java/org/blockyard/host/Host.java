@@ -22,6 +22,7 @@ import com.typesafe.config.Config;
 import org.apache.felix.gogo.runtime.activator.Activator;
 import org.apache.felix.service.command.CommandProcessor;
 import org.apache.felix.service.command.CommandSession;
+import org.apache.felix.service.command.Converter;
 import org.blockyard.api.alloc.AllocationPolicyFactory;
 import org.blockyard.api.io.ElevatorFactory;
 import org.blockyard.runtime.alloc.AllocatorSettings;
@@ -52,7 +53,10 @@ import org.slf4j.LoggerFactory;
  * system bundle exports the API packages with their versions (read from the API bundle's manifest), so
  * plugins import the very classes the engine uses. Gogo's runtime runs inside the system bundle (the host
  * creates sessions with the same classes); Declarative Services, FileInstall and Gogo's commands are bundles
- * installed at start, then the plugins built with the host, then FileInstall watches the deploy folder.
+ * installed at start, then the plugins built with the host, then FileInstall watches the deploy folder. The
+ * host has its own console, not Felix's console bundle, so it registers what that bundle would for Gogo's
+ * commands ({@link BundleConverter}: bundle ids and names as arguments), and two {@code felix:} commands of
+ * its own ({@link FelixCommands}: {@code refresh}, {@code help SCOPE}).
  *
  * <p>Start order: engine, framework init, shell, trackers, bundles, framework start. Close runs it
  * backwards: framework (plugins leave, the queue falls back), then the engine. Close is idempotent.
@@ -95,7 +99,7 @@ public final class Host implements AutoCloseable {
     private final DeployWatch deployWatch;
     private final Path deploy;
     private final CountDownLatch shutdownRequested = new CountDownLatch(1);
-    private ServiceRegistration<BlockyardCommands> commandsRegistration;
+    private final List<ServiceRegistration<?>> shellRegistrations = new ArrayList<>();
     private boolean closed;
 
     private Host(FileStore store, Framework framework, TunableOverlay overlay,
@@ -190,7 +194,9 @@ public final class Host implements AutoCloseable {
                 "org.apache.felix.gogo;org.apache.felix.gogo=runtime.implementation;version:Version=1.0.0");
         p.put("felix.log.logger", new FelixLog());
         p.put("felix.log.level", "2");
-        p.put("felix.fileinstall.dir", deploy.toAbsolutePath().toString());
+        p.put("felix.fileinstall.dir", DeployWatch.watchedDir(deploy));
+        // FileInstall's messages to the JDK's logger, where FileInstallLog takes them (not stdout, with traces).
+        p.put("felix.fileinstall.log.default", "jul");
         // Only finished jars: a copy in progress named *.tmp or *.part is never looked at.
         p.put("felix.fileinstall.filter", ".*\\.jar");
         p.put("felix.fileinstall.poll", Long.toString(poll.toMillis()));
@@ -212,10 +218,17 @@ public final class Host implements AutoCloseable {
         } catch (Exception e) {
             throw new IllegalStateException("the Gogo runtime did not start: " + e.getMessage(), e);
         }
+        // What a Felix console bundle would register: bundle ids and names as Bundle arguments (headers 12).
+        shellRegistrations.add(ctx.registerService(Converter.class, new BundleConverter(ctx), null));
         Hashtable<String, Object> props = new Hashtable<>();
         props.put(CommandProcessor.COMMAND_SCOPE, "blockyard");
         props.put(CommandProcessor.COMMAND_FUNCTION, BlockyardCommands.FUNCTIONS);
-        commandsRegistration = ctx.registerService(BlockyardCommands.class, new BlockyardCommands(this), props);
+        shellRegistrations.add(ctx.registerService(BlockyardCommands.class, new BlockyardCommands(this), props));
+        Hashtable<String, Object> felix = new Hashtable<>();
+        felix.put(CommandProcessor.COMMAND_SCOPE, FelixCommands.SCOPE);
+        felix.put(CommandProcessor.COMMAND_FUNCTION, FelixCommands.FUNCTIONS);
+        felix.put(Constants.SERVICE_RANKING, FelixCommands.RANKING);
+        shellRegistrations.add(ctx.registerService(FelixCommands.class, new FelixCommands(ctx), felix));
         elevatorTracker.open();
         policyTracker.open();
 
@@ -332,9 +345,9 @@ public final class Host implements AutoCloseable {
                 LOG.debug("tracker close: {}", e.toString());
             }
         }
-        if (commandsRegistration != null) {
+        for (ServiceRegistration<?> r : shellRegistrations) {
             try {
-                commandsRegistration.unregister();
+                r.unregister();
             } catch (IllegalStateException gone) {
                 // already unregistered with the framework
             }

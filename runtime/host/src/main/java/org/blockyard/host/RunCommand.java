@@ -33,8 +33,9 @@ import org.blockyard.runtime.volume.Volume;
  */
 @Command(name = "run", mixinStandardHelpOptions = true,
         description = {"Run the engine with an OSGi framework for plugins and a Gogo shell.",
-                "Shell: blockyard:scheduler [NAME], blockyard:tunables NAME [KEY VALUE], blockyard:stats,",
-                "blockyard:log, blockyard:shutdown; lb, install, update, uninstall, refresh from Gogo."})
+                "Shell: " + BlockyardCommands.SYNOPSIS + " (help blockyard); and Gogo's own, which take bundle"
+                        + " ids or names: lb, headers, start, stop, install, update, uninstall, refresh, inspect,"
+                        + " which, scr:list, help [COMMAND|SCOPE]."})
 public final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--config", paramLabel = "FILE", description = "Configuration layered over the defaults.")
@@ -166,7 +167,7 @@ public final class RunCommand implements Callable<Integer> {
                      new PrintStream(terminal.output(), true))) {
             LineReader reader = LineReaderBuilder.builder().terminal(terminal).appName("blockyard").build();
             PrintStream out = new PrintStream(terminal.output(), true);
-            out.println("Blockyard host. blockyard:scheduler, blockyard:tunables NAME, blockyard:stats, lb, help;"
+            out.println("Blockyard host. help blockyard for its commands, lb for the bundles, help for Gogo's;"
                     + " blockyard:shutdown or Ctrl-D to leave.");
             while (!host.shutdownRequested()) {
                 String line;
@@ -200,7 +201,13 @@ public final class RunCommand implements Callable<Integer> {
         while ((t instanceof java.lang.reflect.InvocationTargetException
                 || t instanceof java.lang.reflect.UndeclaredThrowableException) && t.getCause() != null)
             t = t.getCause();
-        err.println("blockyard: " + (t.getMessage() != null ? t.getMessage() : t.toString()));
+        String message = t.getMessage() != null ? t.getMessage() : t.toString();
+        // Gogo's word when no converter knew the argument: say how a bundle or a service is named.
+        if (message.startsWith("Cannot coerce ") && message.contains("Bundle"))
+            message += " (a bundle is named by its id, symbolic name or location, as lb lists them)";
+        else if (message.startsWith("Cannot coerce ") && message.contains("ServiceReference"))
+            message += " (a service is named by its service.id or service.pid)";
+        err.println("blockyard: " + message);
         if ("1".equals(System.getenv("BLOCKYARD_STACKTRACE"))) t.printStackTrace(err);
         err.flush();
     }
