@@ -1,6 +1,5 @@
 package org.blockyard.runtime.bench;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -49,9 +48,13 @@ public final class ReplayCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (makeSample != null) {
-            Files.createDirectories(makeSample);
-            AllocReplay.makeSample(makeSample.resolve("sample-dump.json"), makeSample.resolve("sample-requests.txt"),
-                    sampleSize, 0.9, 400, seed);
+            BadOption.outputDirectory("--make-sample", makeSample);
+            try {
+                AllocReplay.makeSample(makeSample.resolve("sample-dump.json"), makeSample.resolve("sample-requests.txt"),
+                        sampleSize, 0.9, 400, seed);
+            } catch (java.io.IOException e) {
+                throw BadOption.failed(makeSample, e);
+            }
             if (!run.quiet)
                 System.err.println("wrote " + makeSample.resolve("sample-dump.json") + " and " + makeSample.resolve("sample-requests.txt"));
             return 0;
