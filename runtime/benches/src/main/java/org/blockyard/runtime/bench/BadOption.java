@@ -22,8 +22,10 @@ import org.blockyard.runtime.config.BlockyardConfig;
  * A wrong value given on the command line: the message names the option, the value and what is allowed, in
  * one line ({@code --policy 'foo': allowed are reservation, mballoc, no-reservation, global-lock, group-locks}). The
  * command line prints it alone on standard error and exits with code 2, as picocli does for its own parse
- * errors. The checks below are the ones the commands share, output paths among them: a file or directory a
- * command is to write is checked before the command runs, so that a wrong one does not cost the run.
+ * errors; a size given to a size option is quoted as the user wrote it ({@code --file-size '16MB'}, not its
+ * bytes: the command line puts the written text back, {@link #option()}, {@link #value()}). The checks below
+ * are the ones the commands share, output paths among them: a file or directory a command is to write is
+ * checked before the command runs, so that a wrong one does not cost the run.
  */
 public final class BadOption extends IllegalArgumentException {
     private final String option, allowed;
@@ -49,6 +51,13 @@ public final class BadOption extends IllegalArgumentException {
     /** What is allowed, the message after the value. */
     public String allowed() {
         return allowed;
+    }
+
+    /** The same refusal quoting {@code written}, the value as the user wrote it. */
+    public BadOption quoting(String written) {
+        BadOption b = new BadOption(option, written, allowed);
+        b.setStackTrace(getStackTrace());
+        return b;
     }
 
     /** {@code value} when it lies in {@code [min, max]}. */

@@ -48,6 +48,8 @@ public final class ReplayCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (makeSample != null) {
+            if (sampleSize < 8192L * 4096) // AllocReplay.makeSample: groups of 8192 blocks of 4 KiB
+                throw new BadOption("--sample-size", sampleSize, "must hold at least one group of 8192 blocks of 4 KiB (32 MiB)");
             BadOption.outputDirectory("--make-sample", makeSample);
             try {
                 AllocReplay.makeSample(makeSample.resolve("sample-dump.json"), makeSample.resolve("sample-requests.txt"),

@@ -7,10 +7,12 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletionException;
 
 import org.blockyard.runtime.bench.BadOption;
+import org.blockyard.runtime.bench.Sizes;
 
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -100,13 +102,14 @@ public final class Main implements Runnable {
      * not a directory, is a directory, a read-only file system) is exit code {@value #USAGE}. An I/O that failed
      * on the way ({@code IOException}, a device's error, a journal that could not be written: a full file system
      * under the image or an output file) is exit code {@value #IO_ERROR}, its line naming the path and why
-     * ({@code out.json: no space left on device}). Anything else is an internal error, exit code 1. The stack
-     * trace is printed only with {@code --debug}, or
+     * ({@code out.json: no space left on device}). Anything else is an internal error, exit code 1. A size option
+     * refused is quoted as the user wrote it. The stack trace is printed only with {@code --debug}, or
      * BLOCKYARD_STACKTRACE=1 in the environment.
      */
     private static int onError(Exception thrown, CommandLine cmd, CommandLine.ParseResult parsed) {
         Throwable e = thrown;
         while (e instanceof CompletionException && e.getCause() != null) e = e.getCause();
+        e = asWritten(e, cmd);
         int code = exitCode(e);
         String what = message(e);
         int nl = what.indexOf('\n');
@@ -142,6 +145,32 @@ public final class Main implements Runnable {
         for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause())
             if (c instanceof IOException io) return io;
         return null;
+    }
+
+    /**
+     * A {@link BadOption} on a size option quoting the bytes, given back quoting the value as it was written
+     * ({@code --file-size '16MB'}, not {@code '16777216'}): the text of the option on the command line (one of
+     * a comma-separated list), or its default, that reads as those bytes.
+     */
+    static Throwable asWritten(Throwable e, CommandLine cmd) {
+        if (!(e instanceof BadOption b) || !(b.value() instanceof Number n)) return e;
+        CommandLine.Model.OptionSpec o = cmd.getCommandSpec().findOption(b.option());
+        if (o == null || o.converters() == null || java.util.Arrays.stream(o.converters()).noneMatch(c -> c instanceof Sizes.Converter))
+            return e;
+        CommandLine.ParseResult pr = cmd.getParseResult();
+        CommandLine.Model.OptionSpec matched = pr != null ? pr.matchedOption(b.option()) : null;
+        List<String> texts = matched != null ? matched.originalStringValues()
+                : o.defaultValue() != null ? List.of(o.defaultValue()) : List.of();
+        for (String text : texts) {
+            for (String piece : o.splitRegex().isEmpty() ? new String[] {text} : text.split(o.splitRegex())) {
+                try {
+                    if (Sizes.parse(piece) == n.longValue()) return b.quoting(piece.trim());
+                } catch (IllegalArgumentException notThisOne) {
+                    // a piece that is not a size cannot be the one refused
+                }
+            }
+        }
+        return e;
     }
 
     /** {@value #USAGE}, {@value #IO_ERROR} or 1 for {@code e}, as {@link #onError} says. */

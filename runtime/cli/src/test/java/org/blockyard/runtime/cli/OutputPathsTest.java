@@ -67,9 +67,9 @@ class OutputPathsTest {
                 wrong(List.of("cannot open " + missing.resolve("v.img"), "no such file or directory"),
                         mkfs(missing.resolve("v.img"))),
                 // Offsets and lengths beyond the device, a negative offset, a duration that cannot be held.
-                wrong(List.of("--offset", "beyond the end of the sim device"), "bench", "dio", "--offset", "100GiB"),
+                wrong(List.of("--offset '100GiB'", "beyond the end of the sim device"), "bench", "dio", "--offset", "100GiB"),
                 wrong(List.of("--offset", "'-1'"), "bench", "dio", "--offset", "-1"),
-                wrong(List.of("--length", "runs past the end of the sim device"), "bench", "dio", "--offset", "2019578368",
+                wrong(List.of("--length '1MiB'", "runs past the end of the sim device"), "bench", "dio", "--offset", "2019578368",
                         "--length", "1MiB"),
                 wrong(List.of("--seconds '2147483647'", "from 1 to 3600"), "bench", "streaming", "--seconds", "2147483647"));
     }
