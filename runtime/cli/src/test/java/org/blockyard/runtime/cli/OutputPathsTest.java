@@ -60,6 +60,9 @@ class OutputPathsTest {
                 wrong(List.of("--trace", "no such directory"), "bench", "merge", "--trace", missing.resolve("t.blktrace")),
                 wrong(List.of("--json", "is a directory"), job("--json", folder)),
                 wrong(List.of("--trace", "no such directory"), job("--trace", missing.resolve("t"))),
+                wrong(List.of("--filename", "is a directory"), job("--device=file", "--filename=" + folder, "--device_size=1MiB")),
+                wrong(List.of("--filename", "no such directory"), job("--device=file", "--filename=" + missing.resolve("f.img"),
+                        "--device_size=1MiB")),
                 wrong(List.of("--plot '" + file + "'", "is a file"), "bench", "streaming", "--seconds", "1", "--plot", file),
                 wrong(List.of("--plot", "cannot be made a directory"), "bench", "randomreads", "--seconds", "1", "--plot",
                         file.resolve("plots")),
@@ -71,6 +74,10 @@ class OutputPathsTest {
                 wrong(List.of("--offset", "'-1'"), "bench", "dio", "--offset", "-1"),
                 wrong(List.of("--length '1MiB'", "runs past the end of the sim device"), "bench", "dio", "--offset", "2019578368",
                         "--length", "1MiB"),
+                wrong(List.of("--offset '4GiB'", "beyond the end of the sim device"), job("--offset=4GiB")),
+                wrong(List.of("--offset '-4k'"), job("--offset=-4k")),
+                wrong(List.of("--offset_increment '1GiB'", "beyond the end of the sim device"), job("--numjobs=4",
+                        "--offset_increment=1GiB")),
                 wrong(List.of("--seconds '2147483647'", "from 1 to 3600"), "bench", "streaming", "--seconds", "2147483647"));
     }
 
