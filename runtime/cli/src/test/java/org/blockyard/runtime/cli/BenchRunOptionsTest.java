@@ -82,6 +82,20 @@ class BenchRunOptionsTest {
         Cli.refused(r, Main.USAGE, "--" + key, "'" + bad + "'");
     }
 
+    /** A key no job of the file takes: the option is checked all the same. */
+    @Test
+    void aWrongOptionNoJobWouldUseIsAnErrorToo() throws IOException {
+        Path file = job("churn.conf", """
+                global { volume_size = 1GiB }
+                jobs = [ { name = c, ioengine = extents, bs = 64k, size = 1MiB } ]
+                """);
+        Cli.refused(Cli.run("bench", "run", file.toString(), "--quiet", "--flags=fast"), Main.USAGE,
+                "--flags 'fast'", "allowed are sync, meta, ahead");
+        Cli.refused(Cli.run("bench", "run", file.toString(), "--quiet", "--thinktime=soon"), Main.USAGE, "--thinktime 'soon'");
+        Cli.refused(Cli.run("bench", "run", file.toString(), "--quiet", "--device_size=1000"), Main.USAGE,
+                "--device_size '1000'", "512-byte sectors");
+    }
+
     @Test
     void anOptionReplacesTheKeyInGlobalAndInEveryJob() throws Exception {
         Path file = job("two.conf", """
