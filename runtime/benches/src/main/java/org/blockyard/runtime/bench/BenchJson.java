@@ -2,7 +2,6 @@ package org.blockyard.runtime.bench;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -61,7 +60,11 @@ public final class BenchJson {
         return out;
     }
 
-    /** Writes {@code document} to {@code json} ({@code -}: standard output); nothing when {@code json} is null. */
+    /**
+     * Writes {@code document} to {@code json} ({@code -}: standard output); nothing when {@code json} is null. A
+     * failure names the file and why ({@code out.json: no space left on device}); the path itself was checked
+     * when the option was read ({@link BadOption#outputFile}).
+     */
     public static void write(Path json, Map<String, Object> document) throws IOException {
         if (json == null) return;
         String text = JSON.writeValueAsString(document) + System.lineSeparator();
@@ -70,8 +73,6 @@ public final class BenchJson {
             System.out.flush();
             return;
         }
-        Path parent = json.toAbsolutePath().getParent();
-        if (parent != null) Files.createDirectories(parent);
-        Files.writeString(json, text);
+        BadOption.write(json, out -> out.write(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
     }
 }

@@ -86,6 +86,9 @@ public final class ExtentsCommand implements Callable<Integer> {
         BadOption.allOf("--allocator", allocators, List.of(Aging.BLOCKYARD, Aging.BLOCKYARD_SESSION, Tiobench.GLOBAL_LOCK, Tiobench.GROUP_LOCKS, Aging.DYNAMIC_FIT));
         BadOption.atLeast("--volume-size", volumeSize, 1);
         for (long u : units) BadOption.atLeast("--unit", u, 1);
+        int block = Aging.volumeGeometry(config, volumeSize).blockSizeBytes();
+        for (long u : units)
+            if (u % block != 0) throw new BadOption("--unit", u, "must be a multiple of the block, " + block + " bytes");
         BadOption.between("--high", high, 0, 1, false);
         BadOption.between("--low", low, 0, high, false);
         BadOption.atLeast("--rounds", rounds, 0);

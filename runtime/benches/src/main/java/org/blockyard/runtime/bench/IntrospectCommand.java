@@ -53,6 +53,7 @@ public final class IntrospectCommand implements Callable<Integer> {
         List<String> labels = new ArrayList<>();
         for (long bytes : volumes) {
             BadOption.atLeast("--volume", bytes, 1);
+            geometry(bytes, base(config));
             for (String policy : policies) labels.add(Sizes.format(bytes).replace(" ", "") + "@" + policy.trim());
         }
         List<Map<String, Object>> rows = run.measure(labels, label -> {
@@ -66,16 +67,27 @@ public final class IntrospectCommand implements Callable<Integer> {
         return 0;
     }
 
-    private Map<String, Object> measure(long bytes, String policy, Config config) {
-        AllocatorSettings base = AllocatorSettings.fromConfig(config, config.getInt("blockyard.volume.blocks-per-group"));
+    /** The volume of {@code bytes}, whole groups; refused (before anything runs) when it has none or too many. */
+    private static Geometry geometry(long bytes, AllocatorSettings base) {
         Geometry g0 = base.geometry();
         long blocks = bytes / g0.blockSizeBytes();
         if (blocks < g0.blocksPerGroup())
-            throw new BadOption("--volume", volume(bytes), "must hold at least one group of " + g0.blocksPerGroup() + " blocks");
+            throw new BadOption("--volume", bytes, volume(bytes) + " is less than one group of " + g0.blocksPerGroup()
+                    + " blocks (" + Sizes.format((long) g0.blocksPerGroup() * g0.blockSizeBytes()) + ")");
         Geometry g = Geometry.of(g0.blockSizeBytes(), blocks - blocks % g0.blocksPerGroup(), g0.blocksPerGroup());
         if (g.groups() > Tiobench.MAX_BENCH_GROUPS)
-            throw new BadOption("--volume", volume(bytes), "has " + g.groups()
+            throw new BadOption("--volume", bytes, "has " + g.groups()
                     + " groups; this benchmark holds at most " + Tiobench.MAX_BENCH_GROUPS);
+        return g;
+    }
+
+    private static AllocatorSettings base(Config config) {
+        return AllocatorSettings.fromConfig(config, config.getInt("blockyard.volume.blocks-per-group"));
+    }
+
+    private Map<String, Object> measure(long bytes, String policy, Config config) {
+        AllocatorSettings base = base(config);
+        Geometry g = geometry(bytes, base);
         boolean lock = LockPeer.is(policy);
         AllocatorSettings settings = base.withGeometry(g)
                 .withPolicy(BenchPolicies.byId(lock ? "reservation" : policy, config, g));

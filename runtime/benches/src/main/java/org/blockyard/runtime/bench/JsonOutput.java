@@ -20,7 +20,8 @@ import picocli.CommandLine.ParameterException;
  * words of other tools. When standard output carries the JSON it carries nothing else: tables and notes go
  * to {@link #tables()}, standard error. The two options name one destination, so a file with
  * {@code --output-format json}, or {@code --json -} with {@code --output-format table}, is refused while
- * the command line is read, before anything runs.
+ * the command line is read, before anything runs; so is a file that cannot be written (a directory, one in a
+ * missing directory, one this process may not make: {@link BadOption#outputFile}).
  */
 public final class JsonOutput {
     static final List<String> FORMATS = List.of("table", "json");
@@ -46,6 +47,13 @@ public final class JsonOutput {
             if (!json && !FORMATS.contains(value))
                 throw refused(command, new BadOption("--output-format", value, "allowed are " + String.join(", ", FORMATS)));
             Path file = json ? Path.of(value) : command.findOption("--json").getValue();
+            if (json && !BenchJson.toStdout(file)) {
+                try {
+                    BadOption.outputFile("--json", file);
+                } catch (BadOption b) {
+                    throw refused(command, b);
+                }
+            }
             String format = json ? command.findOption("--output-format").getValue() : value;
             if ("json".equals(format) && file != null && !BenchJson.toStdout(file))
                 throw refused(command, new BadOption("--output-format", format, "puts the JSON on standard output; --json "

@@ -3,8 +3,6 @@ package org.blockyard.runtime.bench;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.io.IOException;
-import java.nio.file.FileSystemException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.text.FieldPosition;
 import java.text.NumberFormat;
@@ -50,18 +48,10 @@ public final class Plots {
 
     /**
      * {@code dir} made ready for plots: created with its parents when missing. A path that is a file, or a
-     * directory that cannot be made or written, is a {@link BadOption} on {@code --plot}.
+     * directory that cannot be made or written in, is a {@link BadOption} on {@code --plot}.
      */
     public static Path directory(Path dir) {
-        if (Files.exists(dir) && !Files.isDirectory(dir)) throw new BadOption("--plot", dir, "is a file; plots go into a directory");
-        try {
-            Files.createDirectories(dir);
-        } catch (IOException e) {
-            String why = e instanceof FileSystemException f && f.getReason() != null ? f.getReason() : e.getClass().getSimpleName();
-            throw new BadOption("--plot", dir, "cannot be made a directory (" + why + ")");
-        }
-        if (!Files.isWritable(dir)) throw new BadOption("--plot", dir, "is a directory this process cannot write to");
-        return dir;
+        return BadOption.outputDirectory("--plot", dir);
     }
 
     /**
@@ -151,7 +141,8 @@ public final class Plots {
         }
         plot.setRenderer(r);
         Path file = dir.resolve(name + ".png");
-        ChartUtils.saveChartAsPNG(file.toFile(), chart, WIDTH, HEIGHT);
+        javax.imageio.ImageIO.setUseCache(false); // no temporary file that a full disk would leave behind
+        BadOption.write(file, out -> ChartUtils.writeChartAsPNG(out, chart, WIDTH, HEIGHT));
         return file;
     }
 }

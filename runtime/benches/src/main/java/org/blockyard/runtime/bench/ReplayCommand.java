@@ -1,6 +1,5 @@
 package org.blockyard.runtime.bench;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -49,9 +48,15 @@ public final class ReplayCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (makeSample != null) {
-            Files.createDirectories(makeSample);
-            AllocReplay.makeSample(makeSample.resolve("sample-dump.json"), makeSample.resolve("sample-requests.txt"),
-                    sampleSize, 0.9, 400, seed);
+            if (sampleSize < 8192L * 4096) // AllocReplay.makeSample: groups of 8192 blocks of 4 KiB
+                throw new BadOption("--sample-size", sampleSize, "must hold at least one group of 8192 blocks of 4 KiB (32 MiB)");
+            BadOption.outputDirectory("--make-sample", makeSample);
+            try {
+                AllocReplay.makeSample(makeSample.resolve("sample-dump.json"), makeSample.resolve("sample-requests.txt"),
+                        sampleSize, 0.9, 400, seed);
+            } catch (java.io.IOException e) {
+                throw BadOption.failed(makeSample, e);
+            }
             if (!run.quiet)
                 System.err.println("wrote " + makeSample.resolve("sample-dump.json") + " and " + makeSample.resolve("sample-requests.txt"));
             return 0;

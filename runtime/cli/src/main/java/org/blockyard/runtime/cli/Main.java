@@ -1,6 +1,18 @@
 package org.blockyard.runtime.cli;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CompletionException;
+
+import org.blockyard.runtime.bench.BadOption;
+import org.blockyard.runtime.bench.Sizes;
 
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -86,16 +98,20 @@ public final class Main implements Runnable {
      * Every error is one line on standard error, the command's name and the message's first line. A wrong value
      * (IllegalArgumentException, such as a {@code BadOption}; a refused allocator or queue call; an image that is
      * not a usable volume: not a volume, not a file or block device, one that cannot be opened, one in use; a
-     * configuration that does not hold) is exit code {@value #USAGE}. An I/O that failed on the way ({@code
-     * IOException}, a device's error, a journal that could not be written: a full file system under the image)
-     * is exit code {@value #IO_ERROR}. Anything else is an internal error, exit code 1. The stack trace is
-     * printed only with {@code --debug}, or BLOCKYARD_STACKTRACE=1 in the environment.
+     * configuration that does not hold; a path the system refuses: no such file or directory, permission denied,
+     * not a directory, is a directory, a read-only file system) is exit code {@value #USAGE}. An I/O that failed
+     * on the way ({@code IOException}, a device's error, a journal that could not be written: a full file system
+     * under the image or an output file) is exit code {@value #IO_ERROR}, its line naming the path and why
+     * ({@code out.json: no space left on device}). Anything else is an internal error, exit code 1. A size option
+     * refused is quoted as the user wrote it. The stack trace is printed only with {@code --debug}, or
+     * BLOCKYARD_STACKTRACE=1 in the environment.
      */
     private static int onError(Exception thrown, CommandLine cmd, CommandLine.ParseResult parsed) {
         Throwable e = thrown;
         while (e instanceof CompletionException && e.getCause() != null) e = e.getCause();
+        e = asWritten(e, cmd);
         int code = exitCode(e);
-        String what = e.getMessage() != null ? e.getMessage() : e.toString();
+        String what = message(e);
         int nl = what.indexOf('\n');
         if (nl >= 0) what = what.substring(0, nl);
         cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + (code == 1 ? "internal error: " : "") + what);
@@ -104,10 +120,65 @@ public final class Main implements Runnable {
         return code;
     }
 
+    /**
+     * The line for {@code e}: its message; for an I/O that failed, the path and why ({@code PATH: permission
+     * denied}), and the reason of the I/O error under it when the message does not already say it.
+     */
+    static String message(Throwable e) {
+        String what = e.getMessage() != null ? e.getMessage() : e.toString();
+        if (e instanceof FileSystemException f && f.getFile() != null)
+            return f.getFile() + (f.getOtherFile() != null ? " -> " + f.getOtherFile() : "") + ": " + BadOption.reason(f);
+        IOException io = ioCause(e);
+        if (io != null && io != e) {
+            String why = BadOption.reason(io);
+            if (io instanceof FileSystemException f && f.getFile() != null && !what.contains(f.getFile()))
+                why = f.getFile() + ": " + why;
+            String reason = BadOption.reason(io);
+            int at = what.toLowerCase(Locale.ROOT).indexOf(reason.toLowerCase(Locale.ROOT));
+            what = at < 0 ? what + ": " + why : what.substring(0, at) + reason + what.substring(at + reason.length());
+        }
+        return what;
+    }
+
+    /** The IOException {@code e} is or carries (an UncheckedIOException's, a wrapped cause), or null. */
+    private static IOException ioCause(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause())
+            if (c instanceof IOException io) return io;
+        return null;
+    }
+
+    /**
+     * A {@link BadOption} on a size option quoting the bytes, given back quoting the value as it was written
+     * ({@code --file-size '16MB'}, not {@code '16777216'}): the text of the option on the command line (one of
+     * a comma-separated list), or its default, that reads as those bytes.
+     */
+    static Throwable asWritten(Throwable e, CommandLine cmd) {
+        if (!(e instanceof BadOption b) || !(b.value() instanceof Number n)) return e;
+        CommandLine.Model.OptionSpec o = cmd.getCommandSpec().findOption(b.option());
+        if (o == null || o.converters() == null || java.util.Arrays.stream(o.converters()).noneMatch(c -> c instanceof Sizes.Converter))
+            return e;
+        CommandLine.ParseResult pr = cmd.getParseResult();
+        CommandLine.Model.OptionSpec matched = pr != null ? pr.matchedOption(b.option()) : null;
+        List<String> texts = matched != null ? matched.originalStringValues()
+                : o.defaultValue() != null ? List.of(o.defaultValue()) : List.of();
+        for (String text : texts) {
+            for (String piece : o.splitRegex().isEmpty() ? new String[] {text} : text.split(o.splitRegex())) {
+                try {
+                    if (Sizes.parse(piece) == n.longValue()) return b.quoting(piece.trim());
+                } catch (IllegalArgumentException notThisOne) {
+                    // a piece that is not a size cannot be the one refused
+                }
+            }
+        }
+        return e;
+    }
+
     /** {@value #USAGE}, {@value #IO_ERROR} or 1 for {@code e}, as {@link #onError} says. */
     static int exitCode(Throwable e) {
-        if (e instanceof java.io.IOException || e instanceof java.io.UncheckedIOException
-                || e instanceof org.blockyard.api.io.IoException.DeviceError
+        IOException io = ioCause(e);
+        if (e instanceof java.io.IOException || e instanceof UncheckedIOException)
+            return refusedPath(io) ? USAGE : IO_ERROR;
+        if (e instanceof org.blockyard.api.io.IoException.DeviceError
                 || e instanceof org.blockyard.runtime.volume.VolumeException.JournalFailed)
             return IO_ERROR;
         if (e instanceof IllegalArgumentException || e instanceof org.blockyard.api.alloc.AllocationException
@@ -115,9 +186,18 @@ public final class Main implements Runnable {
                 || e instanceof org.blockyard.runtime.volume.VolumeException
                 || e instanceof com.typesafe.config.ConfigException)
             return USAGE;
-        for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause())
-            if (c instanceof java.io.IOException) return IO_ERROR; // an I/O failure another error carries
+        if (io != null) return refusedPath(io) ? USAGE : IO_ERROR; // an I/O failure another error carries
         return 1;
+    }
+
+    /** A path the system refuses to open or make as asked: the user named a wrong one. */
+    private static boolean refusedPath(IOException io) {
+        if (io instanceof AccessDeniedException || io instanceof NoSuchFileException || io instanceof NotDirectoryException
+                || io instanceof FileAlreadyExistsException || io instanceof java.io.FileNotFoundException)
+            return true;
+        if (!(io instanceof FileSystemException f) || f.getReason() == null) return false;
+        String why = f.getReason().toLowerCase(Locale.ROOT);
+        return why.contains("is a directory") || why.contains("read-only file system") || why.contains("operation not permitted");
     }
 
     private static boolean debug(CommandLine.ParseResult parsed) {

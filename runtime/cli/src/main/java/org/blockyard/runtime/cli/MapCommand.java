@@ -19,7 +19,7 @@ public final class MapCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "IMAGE", description = "The volume's image file or device.")
     Path image;
 
-    @Option(names = "--png", required = true, paramLabel = "OUT.png", description = "Where to write the picture.")
+    @Option(names = "--png", required = true, paramLabel = "OUT.png", description = "Where to write the picture (a file; its directory must exist).")
     Path png;
 
     @Option(names = "--width", paramLabel = "PIXELS", description = "Pixels per group band (default ${DEFAULT-VALUE}).")
@@ -35,10 +35,16 @@ public final class MapCommand implements Callable<Integer> {
         // What the path is, or why it cannot be opened, the engine says (a FIFO, a directory, permission denied).
         if (!java.nio.file.Files.exists(image))
             throw new org.blockyard.runtime.bench.BadOption("IMAGE", image, "no such volume image or device");
+        org.blockyard.runtime.bench.BadOption.outputFile("--png", png);
         System.setProperty("java.awt.headless", "true");
         BlockMap.Picture p = BlockMap.draw(Volume.inspect(image), width, band);
-        if (!javax.imageio.ImageIO.write(p.image(), "png", png.toFile()))
-            throw new IllegalStateException("no PNG writer in this Java runtime");
+        // Into a stream of our own, cached in memory: ImageIO's own file handling prints stack traces, deletes
+        // what is at the path first and leaves a temporary file behind on a full disk.
+        javax.imageio.ImageIO.setUseCache(false);
+        org.blockyard.runtime.bench.BadOption.write(png, out -> {
+            if (!javax.imageio.ImageIO.write(p.image(), "png", out))
+                throw new IllegalStateException("no PNG writer in this Java runtime");
+        });
         System.out.printf("%s: %d x %d pixels, %d groups%n", png, p.image().getWidth(), p.image().getHeight(),
                 p.image().getHeight() / (band + 1));
         for (Map.Entry<String, Integer> e : p.legend().entrySet())

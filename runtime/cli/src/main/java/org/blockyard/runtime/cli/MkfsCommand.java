@@ -91,8 +91,9 @@ public final class MkfsCommand implements Callable<Integer> {
         long rest = total % bpg;
         int sysPerGroup = Geometry.of(bs, Math.max(total, bpg), bpg).systemBlocksPerGroup();
         if (total > bpg && rest != 0 && rest <= sysPerGroup + 64) total -= rest; // a last group of nothing but its system zone
-        if (total < bpg) throw new BadOption("--size", sizeBytes, "is smaller than one group of "
-                + bpg + " blocks of " + bs + " bytes; use a bigger size or a smaller --blocks-per-group");
+        if (total < bpg) throw new BadOption("--size", sizeBytes, sizeBytes + " bytes is smaller than one group of "
+                + bpg + " blocks of " + bs + " bytes (" + Sizes.format((long) bpg * bs) + "); use a bigger size or a smaller"
+                + " --blocks-per-group");
         int stride = 0, stripe = 0;
         String hintNote = null;
         if (stripes != null && stripes.explicit != null) {

@@ -110,7 +110,7 @@ class ImageErrorsTest {
     @Test
     void anIoErrorOnTheWayIsOneLineAndExitCodeEight() {
         Run r = run(Main.configure(new CommandLine(new Fills())));
-        oneLine(r, Main.IO_ERROR, "fill: write vol.img");
+        oneLine(r, Main.IO_ERROR, "fill: write vol.img: no space left on device");
     }
 
     /** mkfs on a file system with less room than the volume's metadata: a tmpfs of 512 KiB (needs root). */
@@ -127,7 +127,7 @@ class ImageErrorsTest {
                     "256", "--file-table-blocks", "64");
             assertEquals(Main.IO_ERROR, r.code(), r.err());
             assertEquals(1, r.err().lines().count(), r.err());
-            assertTrue(r.err().startsWith("blockyard mkfs: ") && r.err().contains("No space left on device"), r.err());
+            assertTrue(r.err().startsWith("blockyard mkfs: ") && r.err().contains(image + ": no space left on device"), r.err());
             assertFalse(r.err().contains("internal error"), r.err());
             assertFalse(r.out().contains("Made a Blockyard volume"), r.out());
         } finally {

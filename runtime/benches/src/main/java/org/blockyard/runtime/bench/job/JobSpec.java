@@ -15,11 +15,13 @@ import org.blockyard.api.io.IoFlag;
  *                    clone allocates; null when the job is bounded by {@code runtimeNanos} alone
  * @param runtimeNanos 0 for none
  * @param truncateToBytes files: what a file keeps when it is done (its blocks beyond are released); null: all
+ * @param given           the keys the job was made of, each as written and where (the job's own, global's or an
+ *                        option), for the messages of checks made later
  */
 record JobSpec(String name, Engine engine, Rw rw, int rwmixread, SizeMix bs, Long sizeBytes, long offsetBytes,
                long offsetIncrementBytes, long runtimeNanos, boolean timeBased, long rampNanos, int iodepth, int numjobs,
                long thinkNanos, Set<IoFlag> flags, int nrfiles, Long truncateToBytes, long unitBytes, long maxExtentBytes,
-               double fillHigh, double fillLow) {
+               double fillHigh, double fillLow, Map<String, Workload.Val> given) {
 
     /** Through which interface a job's calls go (fio's ioengine picks the API its I/O goes through). */
     enum Engine {

@@ -34,7 +34,8 @@ import org.blockyard.runtime.io.bench.IoBench;
 @Command(name = "run", mixinStandardHelpOptions = true,
         description = {"Run the jobs of a workload file (HOCON in fio's vocabulary: docs/jobs.md; examples in config/jobs), "
                 + "or one job given as options (--rw=randread --bs=4k --size=64MiB); every job key is also an option "
-                + "--KEY=VALUE, which replaces the file's global value.",
+                + "--KEY=VALUE: it replaces the key wherever the file sets it (global and every job), and a wrong value is an "
+                + "error even where no job would use it.",
                 "Prints per job and in total: IOPS and MiB/s, slat and clat percentiles, request sizes, merges, queue "
                 + "depth, CPU time, and on the simulated disk seeks and device time."})
 public final class RunCommand implements Callable<Integer> {

@@ -27,10 +27,12 @@ import org.blockyard.runtime.bench.job.JobSpec.Rw;
 
 /**
  * A workload: the run's own settings and its jobs, read from a job file (HOCON: a {@code global} object and a
- * {@code jobs} list, docs/jobs.md) and from {@code --KEY=VALUE} options, which count as {@code global} keys
- * and replace the file's. A job's own key wins over {@code global}. Every key is checked here, and a key no
- * one knows is an error, not a silent default: each problem is a {@link BadOption} naming where the key
- * stands ({@code mix.conf:12: randread.bs}, or {@code --bs}), its value and what is allowed.
+ * {@code jobs} list, docs/jobs.md) and from {@code --KEY=VALUE} options. A job's own key wins over
+ * {@code global}; an option wins over both: it replaces the key in {@code global} and in every job that sets
+ * it (without a file the options are the one job's own keys). Every key is checked here, and a key no one
+ * knows is an error, not a silent default; an option is checked on its own too, whether or not a job uses it.
+ * Each problem is a {@link BadOption} naming where the key stands ({@code mix.conf:12: randread.bs}, or
+ * {@code --bs}), its value as written there and what is allowed.
  *
  * @param device          sim, mem or file
  * @param filename        the file device's image (or a block device, read only); null: the configured one
@@ -39,9 +41,11 @@ import org.blockyard.runtime.bench.job.JobSpec.Rw;
  * @param allowOverwrite  write jobs may write into a filename that exists and is not empty
  * @param elevators       one run of every job per elevator, in this order; empty: the configured one
  * @param volumeBytes     the allocator's volume (files and extents jobs); null: sized to the jobs
+ * @param given           the run's keys as given (the file's {@code global} with the options over it), for messages
  */
 record Workload(String source, String device, String filename, Long deviceSizeBytes, Boolean direct,
-                boolean allowOverwrite, List<String> elevators, Long volumeBytes, long seed, List<JobSpec> jobs) {
+                boolean allowOverwrite, List<String> elevators, Long volumeBytes, long seed, List<JobSpec> jobs,
+                Map<String, Val> given) {
 
     static final List<String> GLOBAL_KEYS = List.of("device", "filename", "device_size", "direct", "allow_overwrite",
             "elevator", "volume_size", "seed");
@@ -56,12 +60,18 @@ record Workload(String source, String device, String filename, Long deviceSizeBy
             Map.entry("max_extent", Engine.EXTENTS), Map.entry("fill_high", Engine.EXTENTS),
             Map.entry("fill_low", Engine.EXTENTS));
     static final List<String> DEVICES = List.of("sim", "mem", "file");
-    static final int MAX_IODEPTH = 65536, MAX_NUMJOBS = 1024;
+    static final List<String> ENGINES = List.of("queue", "files", "extents");
+    static final int MAX_IODEPTH = 65536, MAX_NUMJOBS = 1024, MAX_NRFILES = 1_000_000;
 
-    /** A key's value and where it stands, for the message if it is wrong. */
-    private record Val(String where, Object raw) {
+    /** A key's value as written and where it stands ({@code mix.conf:12: randread.bs}, {@code --bs}), for messages. */
+    record Val(String where, Object raw) {
         String text() {
             return raw instanceof List<?> l ? String.join(",", l.stream().map(String::valueOf).toList()) : String.valueOf(raw);
+        }
+
+        /** True when the value came from the command line. */
+        boolean option() {
+            return where.startsWith("--");
         }
 
         BadOption bad(String allowed) {
@@ -108,24 +118,32 @@ record Workload(String source, String device, String filename, Long deviceSizeBy
             }
             if (jobs.isEmpty()) throw new BadOption(where(name, list, "jobs"), "[]", "needs at least one job");
         }
+        // Options: each checked on its own first, so that a wrong one is an error even where no job would use it.
+        Map<String, Val> jobOptions = new LinkedHashMap<>();
         for (Map.Entry<String, String> o : options.entrySet()) {
             String key = o.getKey().replace('-', '_');
             String label = "--" + o.getKey();
             if (!GLOBAL_KEYS.contains(key) && !JOB_KEYS.contains(key))
                 throw new BadOption(label, o.getValue(), "unknown option" + suggest(key, true));
-            global.put(key, new Val(label, o.getValue()));
+            Val v = new Val(label, o.getValue());
+            check(key, v);
+            if (GLOBAL_KEYS.contains(key)) global.put(key, v);
+            else jobOptions.put(key, v);
         }
         if (jobs.isEmpty()) {
-            if (global.keySet().stream().noneMatch(JOB_KEYS::contains))
+            if (jobOptions.isEmpty())
                 throw new BadOption("JOBFILE", "", "give a job file, or a job as options (--rw=randread --bs=4k --size=64MiB)");
-            Map<String, Val> one = new LinkedHashMap<>();
-            Val rw = global.get("rw"), engine = global.get("ioengine");
-            String jobName = engine != null && !engine.text().equals("queue") ? engine.text() : rw != null ? rw.text() : "read";
+            // Without a file the options are the job's own keys: one that does not fit the job is an error.
+            Map<String, Val> one = new LinkedHashMap<>(jobOptions);
+            Val rw = jobOptions.get("rw"), engine = jobOptions.get("ioengine");
+            String jobName = engine != null && !engine.text().trim().equalsIgnoreCase("queue") ? engine.text().trim().toLowerCase(Locale.ROOT)
+                    : rw != null ? rw.text().trim().toLowerCase(Locale.ROOT) : "read";
             one.put("name", new Val("--name", jobName));
             jobs.add(one);
+            jobOptions.clear();
         }
         List<JobSpec> specs = new ArrayList<>();
-        for (Map<String, Val> j : jobs) specs.add(job(j, global));
+        for (Map<String, Val> j : jobs) specs.add(job(j, global, jobOptions));
         return new Workload(file == null ? "options" : file.toString(),
                 global.containsKey("device") ? oneOf(global.get("device"), DEVICES) : null,
                 global.containsKey("filename") ? global.get("filename").text() : null,
@@ -135,7 +153,36 @@ record Workload(String source, String device, String filename, Long deviceSizeBy
                 global.containsKey("elevator") ? names(global.get("elevator")) : List.of(),
                 global.containsKey("volume_size") ? size(global.get("volume_size"), 1) : null,
                 global.containsKey("seed") ? whole(global.get("seed"), Long.MIN_VALUE, Long.MAX_VALUE) : 1,
-                List.copyOf(specs));
+                List.copyOf(specs), Map.copyOf(global));
+    }
+
+    /** An option's value checked as the key's values are, before any job is made of it. */
+    private static void check(String key, Val v) {
+        switch (key) {
+            case "ioengine" -> oneOf(v, ENGINES);
+            case "rw" -> oneOf(v, Rw.NAMES);
+            case "rwmixread" -> whole(v, 0, 100);
+            case "bs", "size", "unit", "volume_size" -> size(v, 1);
+            case "bssplit" -> mix(v, true);
+            case "bsrange" -> mix(v, false);
+            case "offset", "offset_increment", "truncate_to", "max_extent" -> size(v, 0);
+            case "runtime", "ramp_time" -> duration(v, 1_000_000_000L);
+            case "thinktime" -> duration(v, 1_000L);
+            case "time_based", "direct", "allow_overwrite" -> bool(v);
+            case "iodepth" -> whole(v, 1, MAX_IODEPTH);
+            case "numjobs" -> whole(v, 1, MAX_NUMJOBS);
+            case "nrfiles" -> whole(v, 1, MAX_NRFILES);
+            case "flags" -> flags(v);
+            case "fill_high", "fill_low" -> fraction(v, 0, 1);
+            case "device" -> oneOf(v, DEVICES);
+            case "device_size" -> sectors(v);
+            case "elevator" -> names(v);
+            case "seed" -> whole(v, Long.MIN_VALUE, Long.MAX_VALUE);
+            case "filename" -> {
+                if (v.text().isBlank()) throw v.bad("must name a file");
+            }
+            default -> throw new IllegalStateException("no check for the key " + key);
+        }
     }
 
     private static Config parse(Path file) {
@@ -214,18 +261,25 @@ record Workload(String source, String device, String filename, Long deviceSizeBy
 
     // ---- one job ----------------------------------------------------------------------------------------
 
-    private static JobSpec job(Map<String, Val> own, Map<String, Val> global) {
+    /**
+     * One job: its own keys over {@code global}'s, and {@code options} (job keys given on the command line with a
+     * file) over both.
+     */
+    private static JobSpec job(Map<String, Val> own, Map<String, Val> global, Map<String, Val> options) {
         String name = own.get("name").text();
         Map<String, Val> k = new LinkedHashMap<>();
         for (String key : JOB_KEYS) {
             Val v = own.containsKey(key) ? own.get(key) : global.get(key);
             if (v != null) k.put(key, v);
         }
-        // The three spellings of the request size are one key: a job's own spelling hides global's.
+        // The three spellings of the request size are one key: a job's own spelling hides global's, an option's
+        // hides both.
         List<String> bsKeys = List.of("bs", "bssplit", "bsrange");
         if (bsKeys.stream().anyMatch(own::containsKey)) for (String b : bsKeys) if (!own.containsKey(b)) k.remove(b);
+        if (bsKeys.stream().anyMatch(options::containsKey)) for (String b : bsKeys) k.remove(b);
+        k.putAll(options);
         Engine engine = k.containsKey("ioengine")
-                ? Engine.valueOf(oneOf(k.get("ioengine"), List.of("queue", "files", "extents")).toUpperCase(Locale.ROOT))
+                ? Engine.valueOf(oneOf(k.get("ioengine"), ENGINES).toUpperCase(Locale.ROOT))
                 : Engine.QUEUE;
         for (Map.Entry<String, Engine> only : ONLY_FOR.entrySet())
             if (own.containsKey(only.getKey()) && only.getValue() != engine)
@@ -258,11 +312,7 @@ record Workload(String source, String device, String filename, Long deviceSizeBy
         Set<IoFlag> flags = EnumSet.noneOf(IoFlag.class);
         if (k.containsKey("flags") && engine == Engine.QUEUE) {
             Val f = k.get("flags");
-            for (String one : names(f)) {
-                String upper = one.toUpperCase(Locale.ROOT);
-                if (!List.of("SYNC", "META", "AHEAD").contains(upper)) throw f.bad("allowed are sync, meta, ahead");
-                flags.add(IoFlag.valueOf(upper));
-            }
+            flags = flags(f);
             if (flags.contains(IoFlag.AHEAD) && rw.writes) throw f.bad("ahead marks read-ahead: only for rw=read or randread");
         }
         double high = k.containsKey("fill_high") ? fraction(k.get("fill_high"), 0, 1) : 0.9;
@@ -275,11 +325,21 @@ record Workload(String source, String device, String filename, Long deviceSizeBy
                 k.containsKey("numjobs") ? (int) whole(k.get("numjobs"), 1, MAX_NUMJOBS) : 1,
                 k.containsKey("thinktime") ? duration(k.get("thinktime"), 1_000L) : 0,
                 flags,
-                k.containsKey("nrfiles") ? (int) whole(k.get("nrfiles"), 1, 1_000_000) : 1,
+                k.containsKey("nrfiles") ? (int) whole(k.get("nrfiles"), 1, MAX_NRFILES) : 1,
                 k.containsKey("truncate_to") ? size(k.get("truncate_to"), 0) : null,
                 k.containsKey("unit") ? size(k.get("unit"), 1) : 4096,
                 k.containsKey("max_extent") ? size(k.get("max_extent"), 0) : 0,
-                high, low);
+                high, low, Map.copyOf(k));
+    }
+
+    private static Set<IoFlag> flags(Val f) {
+        Set<IoFlag> flags = EnumSet.noneOf(IoFlag.class);
+        for (String one : names(f)) {
+            String upper = one.toUpperCase(Locale.ROOT);
+            if (!List.of("SYNC", "META", "AHEAD").contains(upper)) throw f.bad("allowed are sync, meta, ahead");
+            flags.add(IoFlag.valueOf(upper));
+        }
+        return flags;
     }
 
     // ---- values -----------------------------------------------------------------------------------------

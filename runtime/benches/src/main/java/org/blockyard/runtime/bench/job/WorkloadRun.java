@@ -88,8 +88,35 @@ final class WorkloadRun {
         return workload.jobs().stream().anyMatch(j -> j.engine() == Engine.QUEUE);
     }
 
+    /** A job's key refused: named where it was given (the job, global or an option), its value as written there. */
     private BadOption bad(JobSpec job, String key, Object value, String allowed) {
-        return new BadOption(label + job.name() + "." + key, value, allowed);
+        Workload.Val v = job.given().get(key);
+        return v != null ? v.bad(allowed) : new BadOption(label + job.name() + "." + key, value, allowed);
+    }
+
+    /** A job's key as it was written, or {@code resolved} when the job took the default. */
+    private static String written(JobSpec job, String key, Object resolved) {
+        Workload.Val v = job.given().get(key);
+        return v != null ? v.text() : String.valueOf(resolved);
+    }
+
+    /** A run key refused, as it was written. */
+    private BadOption bad(String key, Object value, String allowed) {
+        Workload.Val v = workload.given().get(key);
+        return v != null ? v.bad(allowed) : new BadOption(label + key, value, allowed);
+    }
+
+    /** The device's size for a message: as device_size gave it, or the configured one and where it comes from. */
+    private String deviceSize() {
+        long bytes = capacitySectors * IoRequest.SECTOR_BYTES;
+        String where = switch (bench.deviceKind) {
+            case "sim" -> "blockyard.io.disk.capacity-sectors";
+            case "mem" -> "blockyard.io.memory.size";
+            default -> "blockyard.io.file.size";
+        };
+        Workload.Val given = workload.given().get("device_size");
+        if (given != null && !bench.deviceKind.equals("sim")) return given.text() + " (device_size)";
+        return Report.format(bytes) + " bytes (" + Report.format(capacitySectors) + " sectors, " + where + ")";
     }
 
     /** What the queue and the device refuse, refused here before the run: sizes, alignment, the region's end. */
@@ -100,31 +127,64 @@ final class WorkloadRun {
         boolean onFile = bench.deviceKind.equals("file") && queueJobs();
         boolean device = onFile && Files.exists(file) && !Files.isRegularFile(file);
         boolean written = onFile && !device && Files.isRegularFile(file) && Files.size(file) > 0;
+        Workload.Val deviceSize = workload.given().get("device_size"), deviceKind = workload.given().get("device");
+        // The simulated disk's size is its model's (its zones); device_size cannot change it. A file's device_size
+        // is left unused only when --device=sim replaced the file's device.
+        if (bench.deviceKind.equals("sim") && deviceSize != null && (deviceSize.option() || deviceKind == null || !deviceKind.option()))
+            throw deviceSize.bad("the simulated disk's size is fixed: " + deviceSize() + "; device_size is for the mem"
+                    + " and file devices");
+        if (onFile) checkImage(file);
         for (JobSpec j : workload.jobs()) {
             if (j.engine() != Engine.QUEUE) continue;
             for (long b : j.bs().sizes())
                 if (b % logical != 0 || b > maxBytes)
                     throw bad(j, j.bs().key(), j.bs(), "every request size must be a multiple of " + logical + " bytes and at most "
-                            + Sizes.format(maxBytes) + " (blockyard.io.logical-block-bytes, max-sectors)");
-            if (j.offsetBytes() % logical != 0 || j.offsetIncrementBytes() % logical != 0)
-                throw bad(j, "offset", j.offsetBytes() + "+" + j.offsetIncrementBytes(), "must be multiples of " + logical + " bytes");
+                            + Sizes.format(maxBytes) + " (blockyard.io.logical-block-bytes, max-sectors), not "
+                            + Sizes.format(b).replace(" ", ""));
+            if (j.offsetBytes() % logical != 0)
+                throw bad(j, "offset", j.offsetBytes(), "must be a multiple of " + logical + " bytes");
+            if (j.offsetIncrementBytes() % logical != 0)
+                throw bad(j, "offset_increment", j.offsetIncrementBytes(), "must be a multiple of " + logical + " bytes");
             if (j.sizeBytes() != null && j.sizeBytes() % logical != 0)
-                throw bad(j, "size", j.sizeBytes(), "must be a multiple of " + logical + " bytes");
+                throw bad(j, "size", "-", "must be a multiple of " + logical + " bytes");
             long capacityBytes = capacitySectors * IoRequest.SECTOR_BYTES;
-            long lastStart = j.offsetBytes() + (j.numjobs() - 1) * j.offsetIncrementBytes();
+            int last = j.numjobs() - 1;
+            long lastStart = j.offsetBytes() + last * j.offsetIncrementBytes();
+            String clone = last == 0 ? "the job's region" : "the region of its last clone (offset + " + last + " * offset_increment)";
+            if (j.offsetBytes() + j.bs().max() > capacityBytes)
+                throw bad(j, "offset", j.offsetBytes(), "the region starts beyond the end of the " + bench.deviceKind + " device: "
+                        + deviceSize());
+            if (lastStart + j.bs().max() > capacityBytes)
+                throw bad(j, "offset_increment", j.offsetIncrementBytes(), clone + " starts at byte " + lastStart + ", beyond the end of the "
+                        + bench.deviceKind + " device: " + deviceSize());
             long lastEnd = j.sizeBytes() != null ? lastStart + j.sizeBytes() : capacityBytes;
-            if (lastEnd > capacityBytes || lastEnd - lastStart < j.bs().max())
-                throw bad(j, "size", j.sizeBytes() == null ? "-" : j.sizeBytes(), "each clone's region (offset + clone *"
-                        + " offset_increment, + size) must hold a request of " + Sizes.format(j.bs().max()) + " and lie within the "
-                        + bench.deviceKind + " device's " + Report.format(capacityBytes) + " bytes");
+            if (lastEnd - lastStart < j.bs().max())
+                throw bad(j, "size", "-", "each clone's region must hold a request of " + Sizes.format(j.bs().max())
+                        + " (" + j.bs().key() + " " + written(j, j.bs().key(), j.bs()) + ")");
+            if (lastEnd > capacityBytes)
+                throw bad(j, "size", "-", clone + " ends at byte " + lastEnd + ", beyond the end of the " + bench.deviceKind
+                        + " device: " + deviceSize());
             if (device && workload.deviceSizeBytes() == null)
-                throw new BadOption(label + "filename", file, "is not a regular file (a block device?): give its size as device_size");
+                throw bad("filename", file, "is not a regular file (a block device?): give its size as device_size");
             if (device && j.rw().writes)
-                throw new BadOption(label + "filename", file, "is not a regular file (a block device?): only read jobs may"
+                throw bad("filename", file, "is not a regular file (a block device?): only read jobs may"
                         + " use it, since writing would destroy what it holds");
             if (written && j.rw().writes && !workload.allowOverwrite())
-                throw new BadOption(label + "filename", file, "exists and is not empty: job " + j.name() + " would write"
+                throw bad("filename", file, "exists and is not empty: job " + j.name() + " would write"
                         + " over it; name another file, or set allow_overwrite = true");
+        }
+    }
+
+    /** The file device's image: a path the run can open or make, before anything runs. */
+    private void checkImage(Path file) {
+        if (Files.isDirectory(file)) throw bad("filename", file, "is a directory; the file device needs an image file");
+        if (!Files.exists(file)) {
+            try {
+                BadOption.outputFile(label + "filename", file);
+            } catch (BadOption b) {
+                Workload.Val v = workload.given().get("filename");
+                throw v != null ? v.bad(b.allowed()) : b;
+            }
         }
     }
 
@@ -136,7 +196,7 @@ final class WorkloadRun {
         long bytes = workload.volumeBytes() != null ? workload.volumeBytes() : Math.max(1L << 30, 2 * files);
         Geometry g = Aging.volumeGeometry(config, bytes);
         if (g.groups() > Tiobench.MAX_BENCH_GROUPS)
-            throw new BadOption(label + "volume_size", bytes, "at most " + Tiobench.MAX_BENCH_GROUPS
+            throw bad("volume_size", Sizes.format(bytes).replace(" ", ""), "at most " + Tiobench.MAX_BENCH_GROUPS
                     + " groups of " + Sizes.format((long) g.blocksPerGroup() * g.blockSizeBytes()) + " (each is an actor and a bitmap in memory)");
         int block = g.blockSizeBytes();
         int extentsClones = workload.jobs().stream().filter(j -> j.engine() == Engine.EXTENTS).mapToInt(JobSpec::numjobs).sum();
@@ -144,7 +204,7 @@ final class WorkloadRun {
             if (j.engine() != Engine.EXTENTS) continue;
             if (j.unitBytes() % block != 0) throw bad(j, "unit", j.unitBytes(), "must be a multiple of the block, " + block + " bytes");
             if (j.maxExtentBytes() % j.unitBytes() != 0)
-                throw bad(j, "max_extent", j.maxExtentBytes(), "must be 0 (no limit) or a multiple of unit (" + j.unitBytes() + ")");
+                throw bad(j, "max_extent", j.maxExtentBytes(), "must be 0 (no limit) or a multiple of unit (" + j.unitBytes() + " bytes)");
             long share = g.dataBlocks() / extentsClones;
             if ((long) (j.fillLow() * share) * block < j.bs().max())
                 throw bad(j, "fill_low", j.fillLow(), "leaves each of the " + extentsClones + " extents clones less than one allocation of "
@@ -195,7 +255,7 @@ final class WorkloadRun {
                 try {
                     device = bench.openDevice();
                 } catch (IOException e) {
-                    throw new BadOption(label + "filename", bench.settings.filePath(), "cannot be opened: " + e.getMessage());
+                    throw bad("filename", bench.settings.filePath(), "cannot be opened: " + BadOption.reason(e));
                 }
             }
             long owner = 1;

@@ -2,11 +2,12 @@
  * {@code blockyard bench run}: workloads defined in a file, in fio's vocabulary (docs/jobs.md).
  *
  * <p><b>Data.</b> A {@link org.blockyard.runtime.bench.job.Workload} is the run's settings (device, elevators,
- * volume, seed) and its jobs ({@link org.blockyard.runtime.bench.job.JobSpec}, every key resolved: the job's own,
- * else the file's {@code global}, where {@code --KEY=VALUE} options also land, else the default). A job has
+ * volume, seed) and its jobs ({@link org.blockyard.runtime.bench.job.JobSpec}, every key resolved: a
+ * {@code --KEY=VALUE} option, else the job's own, else the file's {@code global}, else the default). A job has
  * {@code numjobs} clones; each clone counts into its own {@link org.blockyard.runtime.bench.job.JobStats}.
  *
- * <p><b>Invariants.</b> Every key of a job file is known (a typo is an error, never a default); everything the
+ * <p><b>Invariants.</b> Every key of a job file is known (a typo is an error, never a default); every option is
+ * checked, whether or not a job uses it; a message quotes a value as it was written; everything the
  * queue, the device or the allocator would refuse is refused before anything starts; a clone only sends the
  * messages a user's code sends ({@code QueueActor.Submit}, {@code FileShard.Open}, {@code FileActor.GetBlocks},
  * {@code Truncate}, {@code Close}, {@code allocate}, {@code release}); figures are counted from the answers, after

@@ -7,6 +7,7 @@ import java.util.concurrent.Callable;
 
 import org.blockyard.api.io.IoRequest;
 import org.blockyard.runtime.bench.BadOption;
+import org.blockyard.runtime.bench.Report;
 import org.blockyard.runtime.io.BlockDevice;
 import org.blockyard.runtime.io.Simulation;
 import org.blockyard.runtime.io.dio.DioSegment;
@@ -34,6 +35,13 @@ public final class DioBench implements Callable<Integer> {
     public Integer call() throws Exception {
         BadOption.atLeast("--length", lengthBytes, 1);
         try (IoBench bench = new IoBench(o); BlockDevice device = bench.openDevice()) {
+            long capacityBytes = device.capacitySectors() * IoRequest.SECTOR_BYTES;
+            if (offsetBytes >= capacityBytes)
+                throw new BadOption("--offset", offsetBytes, "lies beyond the end of the " + bench.deviceKind + " device ("
+                        + Report.format(capacityBytes) + " bytes)");
+            if (lengthBytes > capacityBytes - offsetBytes)
+                throw new BadOption("--length", lengthBytes, "from byte " + offsetBytes + " (--offset) runs past the end of the "
+                        + bench.deviceKind + " device (" + Report.format(capacityBytes) + " bytes)");
             int sectorBytes = bench.setup.limits().logicalBlockBytes();
             int pageBytes = bench.setup.limits().physicalBlockBytes();
             List<DioSegment> segs = DirectIoSplitter.split(offsetBytes, lengthBytes, sectorBytes, pageBytes);

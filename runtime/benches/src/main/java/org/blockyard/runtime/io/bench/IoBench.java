@@ -70,6 +70,7 @@ public final class IoBench implements AutoCloseable {
         this.deviceKind = device != null ? device : s.device();
         if (!List.of("sim", "file", "mem").contains(deviceKind))
             throw new IllegalArgumentException("blockyard.io.device must be sim, file or mem, not " + deviceKind);
+        if (traceFile != null) BadOption.outputFile("--trace", traceFile);
         this.trace = traceFile == null ? null : new TraceEvents(new BlktraceWriter(traceFile, TRACE_MAJOR, TRACE_MINOR));
         QueueSetup qs = s.setup().withElevator(requested);
         // On the virtual clock a garbage-collection pause must not retire an elevator: the figures of a
@@ -242,6 +243,10 @@ public final class IoBench implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
-        if (trace != null) trace.writer().close();
+        try {
+            if (trace != null) trace.writer().close();
+        } catch (IOException e) {
+            throw BadOption.failed(trace.writer().file(), e);
+        }
     }
 }

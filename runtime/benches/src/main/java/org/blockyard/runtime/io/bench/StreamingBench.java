@@ -28,8 +28,12 @@ import picocli.CommandLine.Option;
 public final class StreamingBench implements Callable<Integer> {
     @Mixin IoBenchOptions o;
 
-    @Option(names = "--seconds", defaultValue = "10", description = "Virtual seconds of load (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--seconds", defaultValue = "10",
+            description = "Virtual seconds of load, 1 to " + MAX_SECONDS + " (default: ${DEFAULT-VALUE}).")
     int seconds;
+
+    /** An hour of virtual time: the figures are kept second by second, and both streams end at the disk's end. */
+    static final int MAX_SECONDS = 3600;
 
     @Option(names = "--writer-window", defaultValue = "256",
             description = "Writes the writer keeps outstanding (default: ${DEFAULT-VALUE}).")
@@ -44,7 +48,7 @@ public final class StreamingBench implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        BadOption.atLeast("--seconds", seconds, 1);
+        BadOption.within("--seconds", seconds, 1, MAX_SECONDS);
         BadOption.atLeast("--writer-window", writerWindow, 1);
         java.nio.file.Path plots = plot.directory();
         List<Map<String, Object>> runs = new ArrayList<>();
