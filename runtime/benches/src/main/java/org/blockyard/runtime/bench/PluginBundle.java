@@ -114,6 +114,9 @@ final class PluginBundle {
             return load(root, source, required);
         } catch (IOException e) {
             throw new LoadFailed(name(null, null, source) + ": cannot be read: " + describe(e));
+        } catch (NumberFormatException | IndexOutOfBoundsException e) {
+            throw new LoadFailed(name(null, null, source) + ": a malformed manifest header or descriptor attribute ("
+                    + describe(e) + ")");
         }
     }
 
