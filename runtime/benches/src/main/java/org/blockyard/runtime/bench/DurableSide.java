@@ -89,7 +89,7 @@ final class DurableSide {
     Volume open(Config config, String policy, Consumer<BlockGroup> memoryOnly) {
         Volume v = Volume.open(image, config, Volume.settingsFrom(config), memoryOnly);
         try {
-            BenchPolicies.registerWith(v.actors());
+            BenchPolicies.registerWith(v.actors(), config);
             v.actors().setPolicy(policy).toCompletableFuture().join();
             return v;
         } catch (RuntimeException e) {

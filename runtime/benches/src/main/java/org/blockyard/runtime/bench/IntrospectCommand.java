@@ -36,11 +36,14 @@ public final class IntrospectCommand implements Callable<Integer> {
     int calls;
 
     @Option(names = "--policy", defaultValue = "reservation,global-lock,group-locks", split = ",",
-            description = "reservation | global-lock | group-locks, comma-separated (default ${DEFAULT-VALUE})")
+            description = "reservation | global-lock | group-locks, or any installed policy (mballoc, no-reservation, --deploy's), comma-separated (default ${DEFAULT-VALUE})")
     List<String> policies;
 
     @Option(names = "--seed", defaultValue = "1", description = "seed of the ageing pattern (default ${DEFAULT-VALUE})")
     long seed;
+
+    @Mixin
+    DeployOption deploy;
 
     @Mixin
     RunOptions run;
@@ -48,8 +51,8 @@ public final class IntrospectCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         BadOption.atLeast("--calls", calls, 1);
-        Config config = run.config();
-        BadOption.allOf("--policy", policies, BenchPolicies.names(config, Tiobench.GLOBAL_LOCK, Tiobench.GROUP_LOCKS));
+        Config config = deploy.applyTo(run.config());
+        BenchPolicies.check("--policy", policies, config, Tiobench.GLOBAL_LOCK, Tiobench.GROUP_LOCKS);
         List<String> labels = new ArrayList<>();
         for (long bytes : volumes) {
             BadOption.atLeast("--volume", bytes, 1);

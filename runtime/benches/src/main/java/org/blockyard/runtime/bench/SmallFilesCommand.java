@@ -25,7 +25,7 @@ public final class SmallFilesCommand implements Callable<Integer> {
     Integer blocksPerGroup;
 
     @Option(names = "--policy", defaultValue = "reservation,global-lock,group-locks", split = ",",
-            description = "reservation | mballoc | no-reservation | global-lock | group-locks, comma-separated (global-lock: the same groups, files and policy behind one lock; group-locks: behind a lock per group and per file; both called on the clients' threads) (default ${DEFAULT-VALUE})")
+            description = "reservation | mballoc | no-reservation | global-lock | group-locks, or any installed plugin's (--deploy), comma-separated (global-lock: the same groups, files and policy behind one lock; group-locks: behind a lock per group and per file; both called on the clients' threads) (default ${DEFAULT-VALUE})")
     List<String> policies;
 
     @Option(names = "--clients", defaultValue = "1",
@@ -49,18 +49,21 @@ public final class SmallFilesCommand implements Callable<Integer> {
     Path volume;
 
     @Mixin
+    DeployOption deploy;
+
+    @Mixin
     RunOptions run;
 
     @Override
     public Integer call() throws Exception {
-        Config config = run.config();
+        Config config = deploy.applyTo(run.config());
         int bpg = blocksPerGroup != null ? blocksPerGroup : config.getInt("blockyard.volume.blocks-per-group");
         BadOption.atLeast("--files", files, 1);
         BadOption.between("--fill", fill, 0, 1, false);
         if (bpg < 64 || bpg % 64 != 0) throw new BadOption("--blocks-per-group", bpg, "must be a positive multiple of 64");
         BadOption.atLeast("--clients", clients, 1);
         BadOption.atLeast("--max-file-blocks", maxFileBlocks, 1);
-        BadOption.allOf("--policy", policies, BenchPolicies.names(config, Tiobench.GLOBAL_LOCK, Tiobench.GROUP_LOCKS));
+        BenchPolicies.check("--policy", policies, config, Tiobench.GLOBAL_LOCK, Tiobench.GROUP_LOCKS);
         if (batch && wholeFile)
             throw new BadOption("--whole-file", "with --batch",
                     "a file's calls go in one batch or in one whole-file message, not both");

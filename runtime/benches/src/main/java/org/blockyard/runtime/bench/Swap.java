@@ -51,9 +51,11 @@ public final class Swap {
      * @param elevators elevator names to cycle through
      * @param policies  policy names to cycle through
      * @param churn     plugin bundle events to run between switches, round robin (none without a host)
+     * @param direct    installed plugins (elevator and policy ids, {@link InstalledPlugins}) to register with
+     *                  the engine as soon as it has started, beside what it brings itself (a host's bundles)
      */
     public record Spec(double seconds, int swaps, List<String> elevators, List<String> policies, int writers,
-                       long fileBytes, List<Runnable> churn) {
+                       long fileBytes, List<Runnable> churn, List<String> direct) {
         public Spec {
             if (!(seconds > 0)) throw new IllegalArgumentException("--seconds must be above 0");
             if (swaps < 1) throw new IllegalArgumentException("--swaps must be at least 1");
@@ -63,6 +65,13 @@ public final class Swap {
             if (elevators.isEmpty() || policies.isEmpty())
                 throw new IllegalArgumentException("name at least one elevator and one policy");
             churn = List.copyOf(churn);
+            direct = List.copyOf(direct);
+        }
+
+        /** No plugin registered directly: the engine has what it needs ({@link #BARE}: every installed one). */
+        public Spec(double seconds, int swaps, List<String> elevators, List<String> policies, int writers,
+                    long fileBytes, List<Runnable> churn) {
+            this(seconds, swaps, elevators, policies, writers, fileBytes, churn, List.of());
         }
     }
 
@@ -78,10 +87,14 @@ public final class Swap {
         }
     }
 
-    /** A bare {@link FileStore} with the plugins' policies registered directly, as the other benchmarks do. */
+    /**
+     * A bare {@link FileStore} with every installed plugin ({@link InstalledPlugins}, {@code config}'s
+     * {@code --deploy} folders too) registered directly, as the other benchmarks do.
+     */
     public static final Engine BARE = (settings, io, device, config) -> {
+        org.blockyard.runtime.io.bench.BenchElevators.registerWith(io.setup().registry(), config);
         FileStore store = FileStore.start(settings, io, device, config);
-        BenchPolicies.registerWith(store.allocator());
+        BenchPolicies.registerWith(store.allocator(), config);
         return store;
     };
 
@@ -131,6 +144,12 @@ public final class Swap {
         long scratchSector = g.bytes() / IoRequest.SECTOR_BYTES;
         String defaultElevator = io.setup().registry().defaultId();
         FileStore store = engine.start(base.withGeometry(g), io, device, config);
+        try {
+            registerDirect(store, spec.direct(), config);
+        } catch (Exception | Error e) {
+            engine.stop(store);
+            throw e;
+        }
         java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(spec.writers() + 1);
         try {
             AtomicBoolean stop = new AtomicBoolean();
@@ -236,6 +255,31 @@ public final class Swap {
             threads.shutdownNow();
             engine.stop(store);
         }
+    }
+
+    /**
+     * Registers the installed plugins {@code ids} names with the started {@code store}, those it does not know
+     * yet, and waits until its queue lists the elevators among them.
+     */
+    private static void registerDirect(FileStore store, List<String> ids, Config config) throws Exception {
+        if (ids.isEmpty()) return;
+        InstalledPlugins installed = InstalledPlugins.of(config);
+        List<String> elevators = new ArrayList<>();
+        for (org.blockyard.api.io.ElevatorFactory f : installed.elevators()) {
+            String id = f.descriptor().id();
+            if (!ids.contains(id)) continue;
+            if (store.queue().elevators().toCompletableFuture().get(60, TimeUnit.SECONDS).contains(id)) continue;
+            if (!(store.queue() instanceof org.blockyard.runtime.io.ActorBlockQueue q))
+                throw new IllegalStateException("the engine's queue takes no elevator registrations");
+            q.actor().tell(new org.blockyard.runtime.io.QueueActor.RegisterElevator(f));
+            elevators.add(id);
+        }
+        for (org.blockyard.api.alloc.AllocationPolicyFactory f : installed.policies())
+            if (ids.contains(f.descriptor().id()) && store.allocator().policies().resolve(f.descriptor().id()).isEmpty())
+                store.allocator().registerPolicy(f);
+        List<String> listed = store.queue().elevators().toCompletableFuture().get(60, TimeUnit.SECONDS);
+        if (!listed.containsAll(elevators))
+            throw new IllegalStateException("the queue refused the elevators " + elevators + " (it lists " + listed + ")");
     }
 
     private static ElevatorSwitch switchElevator(FileStore store, String name, String fallback) throws Exception {

@@ -23,7 +23,7 @@ public final class TiobenchCommand implements Callable<Integer> {
     long fileSize;
 
     @Option(names = "--policy", defaultValue = "reservation", split = ",",
-            description = "reservation | mballoc | no-reservation | global-lock | group-locks; several, comma-separated, run one after another in this process (global-lock: the same groups, files and policy behind one lock; group-locks: behind a lock per group and per file)")
+            description = "reservation | mballoc | no-reservation | global-lock | group-locks, or any installed plugin's (--deploy); several, comma-separated, run one after another in this process (global-lock: the same groups, files and policy behind one lock; group-locks: behind a lock per group and per file)")
     List<String> policies;
 
     @Option(names = "--chunk-blocks", defaultValue = "1", description = "blocks asked for per getBlocks call (default ${DEFAULT-VALUE})")
@@ -49,11 +49,14 @@ public final class TiobenchCommand implements Callable<Integer> {
     PlotOption plot;
 
     @Mixin
+    DeployOption deploy;
+
+    @Mixin
     RunOptions run;
 
     @Override
     public Integer call() throws Exception {
-        Config config = run.config();
+        Config config = deploy.applyTo(run.config());
         BadOption.atLeast("--writers", writers, 1);
         long size = BadOption.atLeast("--file-size", fileSize, 1);
         BadOption.atLeast("--chunk-blocks", chunkBlocks, 1);
@@ -61,7 +64,7 @@ public final class TiobenchCommand implements Callable<Integer> {
         if (batch < 1 || batch > org.blockyard.api.alloc.BlockAllocator.MAX_BATCH)
             throw new BadOption("--batch", batch, "must be from 1 to " + org.blockyard.api.alloc.BlockAllocator.MAX_BATCH);
         BadOption.oneOf("--callers", callers, List.of("actors", "threads"));
-        BadOption.allOf("--policy", policies, BenchPolicies.names(config, Tiobench.GLOBAL_LOCK, Tiobench.GROUP_LOCKS));
+        BenchPolicies.check("--policy", policies, config, Tiobench.GLOBAL_LOCK, Tiobench.GROUP_LOCKS);
         java.nio.file.Path plots = plot.directory();
         if (volume != null) DurableSide.of("--volume", volume);
         List<Map<String, Object>> rows = run.measure(policies,

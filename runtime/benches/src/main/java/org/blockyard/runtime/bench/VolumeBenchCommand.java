@@ -56,11 +56,14 @@ public final class VolumeBenchCommand implements Callable<Integer> {
                     + "storage engine with several writes outstanding does (default ${DEFAULT-VALUE})")
     int depth;
 
-    @Option(names = "--policy", defaultValue = "reservation", description = "reservation | no-reservation | mballoc (default ${DEFAULT-VALUE})")
+    @Option(names = "--policy", defaultValue = "reservation", description = "reservation | no-reservation | mballoc, or any installed plugin's (--deploy) (default ${DEFAULT-VALUE})")
     String policy;
 
     @Option(names = "--crash", description = "abandon the volume at the end (as kill -9 would) and time its recovery")
     boolean crash;
+
+    @Mixin
+    DeployOption deploy;
 
     @Mixin
     RunOptions run;
@@ -73,8 +76,8 @@ public final class VolumeBenchCommand implements Callable<Integer> {
         BadOption.atLeast("--depth", depth, 1);
         if (batch < 1 || batch > BlockAllocator.MAX_BATCH)
             throw new BadOption("--batch", batch, "must be from 1 to " + BlockAllocator.MAX_BATCH);
-        Config config = run.config();
-        BadOption.oneOf("--policy", policy, BenchPolicies.names(config));
+        Config config = deploy.applyTo(run.config());
+        BenchPolicies.check("--policy", List.of(policy), config);
         if (image != null) DurableSide.of("--volume", image);
         Path img = image;
         boolean temp = img == null;

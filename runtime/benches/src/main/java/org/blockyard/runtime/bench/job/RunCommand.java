@@ -60,8 +60,11 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--config", paramLabel = "FILE", description = "a HOCON file layered over config/blockyard.conf")
     Path configFile;
 
-    @Option(names = "--builtin-only", description = "leave out the plugin elevators (anticipatory, cfq)")
+    @Option(names = "--builtin-only", description = "leave out the plugin elevators (anticipatory, cfq, fifo and --deploy's)")
     boolean builtinOnly;
+
+    @Mixin
+    org.blockyard.runtime.bench.DeployOption deploy;
 
     @Option(names = "--trace", paramLabel = "FILE", description = "write a blktrace of the first elevator's run to FILE")
     Path trace;
@@ -102,7 +105,7 @@ public final class RunCommand implements Callable<Integer> {
             io.put("blockyard.io.memory.size", w.deviceSizeBytes());
         }
         if (w.direct() != null) io.put("blockyard.io.file.direct", w.direct());
-        Config config = ConfigFactory.parseMap(io).withFallback(BadOption.config(configFile));
+        Config config = deploy.applyTo(ConfigFactory.parseMap(io).withFallback(BadOption.config(configFile)));
         boolean queueJobs = w.jobs().stream().anyMatch(j -> j.engine() == Engine.QUEUE);
         List<Map<String, Object>> results = new ArrayList<>();
         List<WorkloadRun.Group> groups;

@@ -50,7 +50,7 @@ public final class IoBench implements AutoCloseable {
     final TraceEvents trace;
 
     IoBench(IoBenchOptions o) throws IOException {
-        this(BadOption.config(o.config), o.elevator, o.device, o.builtinOnly, o.trace);
+        this(o.deploy.applyTo(BadOption.config(o.config)), o.elevator, o.device, o.builtinOnly, o.trace);
     }
 
     /**
@@ -58,10 +58,11 @@ public final class IoBench implements AutoCloseable {
      * @param device      sim, file or mem, or null for the configured one
      * @param builtinOnly leave out the plugin elevators
      * @param traceFile   where to write a blktrace of the run, or null
+     * @param config      the configuration, with the plugin folders of {@code --deploy} ({@link org.blockyard.runtime.bench.DeployOption})
      */
     public IoBench(Config config, String elevator, String device, boolean builtinOnly, Path traceFile) throws IOException {
         IoSettings s = IoSettings.fromConfig(config);
-        if (!builtinOnly) BenchElevators.registerWith(s.setup().registry());
+        if (!builtinOnly) BenchElevators.registerWith(s.setup().registry(), config);
         // An elevator named on the command line must exist: the fallback to the default belongs to the
         // configuration (blockyard.io.scheduler) and to the runtime switch, not to a benchmark's request.
         if (elevator != null) checkElevator(s.setup(), elevator, builtinOnly);
@@ -81,11 +82,11 @@ public final class IoBench implements AutoCloseable {
         this.settings = s.withSetup(qs);
     }
 
-    /** Refuses an elevator name that {@code setup}'s registry does not know. */
+    /** Refuses an elevator name that {@code setup}'s registry does not know, listing every one it does. */
     public static void checkElevator(QueueSetup setup, String elevator, boolean builtinOnly) {
         if (setup.registry().resolve(elevator).isEmpty())
-            throw new BadOption("--elevator", elevator, "registered are " + String.join(", ", setup.registry().ids())
-                    + (builtinOnly ? " (--builtin-only leaves out the plugin elevators)" : ""));
+            throw new BadOption("--elevator", elevator, "installed are " + String.join(", ", setup.registry().ids())
+                    + (builtinOnly ? " (--builtin-only leaves out the plugin elevators)" : " (a plugin of your own: --deploy DIR)"));
     }
 
     public BlockDevice openDevice() throws IOException {

@@ -2,6 +2,7 @@ package org.blockyard.runtime.io.bench;
 
 import java.nio.file.Path;
 
+import org.blockyard.runtime.bench.DeployOption;
 import org.blockyard.runtime.bench.JsonOutput;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -33,9 +34,12 @@ public final class IoBenchOptions {
     Path trace;
 
     @Option(names = "--builtin-only",
-            description = "Run without the plugin elevators (anticipatory, cfq), like a kernel built without them: "
-                    + "asking for one is an error.")
+            description = "Run without the plugin elevators (anticipatory, cfq, fifo and --deploy's), like a kernel built "
+                    + "without them: asking for one is an error.")
     boolean builtinOnly;
+
+    @Mixin
+    DeployOption deploy;
 
     @Option(names = "--config", paramLabel = "FILE", description = "Configuration layered over the defaults.")
     Path config;

@@ -52,14 +52,14 @@ class ElevatorBenchesTest {
     }
 
     @Test
-    public void streamingAllListsTheFourElevatorsAndAnticipationWinsTheReader() throws Exception {
+    public void streamingAllListsEveryInstalledElevatorAndAnticipationWinsTheReader() throws Exception {
         Path j = dir.resolve("s.json");
         run(new StreamingBench(), "--all", "--seconds", "2", "--json", j.toString());
         JsonNode results = json(j).get("results");
         assertEquals("deadline", results.get(0).get("elevator").asText());
         Map<String, Double> read = new java.util.HashMap<>();
         for (JsonNode e : results) read.put(e.get("elevator").asText(), e.get("read_mib_s").asDouble());
-        assertEquals(Map.of("noop", 0, "deadline", 0, "anticipatory", 0, "cfq", 0).keySet(), read.keySet());
+        assertEquals(Map.of("noop", 0, "deadline", 0, "anticipatory", 0, "cfq", 0, "fifo", 0).keySet(), read.keySet());
         assertTrue(read.get("anticipatory") > 3 * read.get("deadline"), read.toString());
     }
 
@@ -92,7 +92,7 @@ class ElevatorBenchesTest {
     public void asSelectsAnticipatoryWhenItIsInstalledAndIsAnErrorOnABenchWhenNot() throws Exception {
         ElevatorRegistry with = BenchElevators.registerWith(ElevatorRegistry.builtIn("deadline"));
         assertEquals(new ElevatorRegistry.Selection("as", "anticipatory", false), with.select("as"));
-        assertEquals("noop [deadline] anticipatory cfq", with.listing("deadline"));
+        assertEquals("noop [deadline] anticipatory cfq fifo", with.listing("deadline"));
         ElevatorRegistry without = ElevatorRegistry.builtIn("deadline");
         assertEquals(new ElevatorRegistry.Selection("as", "deadline", true), without.select("as"));
 
