@@ -141,8 +141,11 @@ class OwnerReleaseTest {
      */
     @Test
     void aCrashDuringALargeReleaseWhileAnotherOwnerAllocatesLeavesNoBlockOwnedTwice() throws Exception {
+        // Whether the kill falls inside the release depends on the machine's load: rounds go on (each one checked)
+        // until two did, or 30 s passed.
         int caught = 0;
-        for (int round = 0; round < 4 && caught < 2; round++)
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        for (int round = 0; caught < 2 && (round < 4 || System.nanoTime() < until); round++)
             if (crashDuringALargeRelease(dir.resolve("large-release-" + round + ".img"))) caught++;
         assertTrue(caught >= 1, "the crash never fell inside a release (each round checked nonetheless)");
     }
