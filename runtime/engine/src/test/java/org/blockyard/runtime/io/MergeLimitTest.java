@@ -26,18 +26,4 @@ class MergeLimitTest {
         assertTrue(sim.stats().maxRequestSectors() <= max, sim.stats().toString());
         assertEquals(max + 8, sim.stats().sectorsDispatched());
     }
-
-    @Test
-    void aFrontMergeThatClosesAGapDoesNotCoalescePastMaxSectors() {
-        Simulation sim = new Simulation(QueueSetup.defaults(), new ConstantLatencyDevice(1 << 20, MS));
-        int max = sim.queue().limits().maxSectors();
-        sim.submit(IoRequest.write(0, 0, max / 2, 1), (c, e) -> {});
-        sim.submit(IoRequest.write(1, max / 2 + 8, max / 2, 1), (c, e) -> {});
-        // Joins the second at its front (a back merge into the first is tried first and fits too; whichever
-        // happens, the coalesce that follows must not pass max_sectors).
-        sim.submit(IoRequest.write(2, max / 2, 8, 1), (c, e) -> {});
-        sim.run();
-        assertEquals(0, sim.stats().coalesced(), sim.stats().toString());
-        assertTrue(sim.stats().maxRequestSectors() <= max, sim.stats().toString());
-    }
 }
