@@ -32,5 +32,6 @@ public final class BenchCommand implements Runnable {
         bench.addSubcommand("randomreads", new org.blockyard.runtime.io.bench.RandomReadsBench());
         bench.addSubcommand("volume", new org.blockyard.runtime.bench.VolumeBenchCommand());
         bench.addSubcommand("crash", new org.blockyard.runtime.bench.CrashBenchCommand());
+        bench.addSubcommand("powerloss", new org.blockyard.runtime.bench.PowerLossCommand());
     }
 }

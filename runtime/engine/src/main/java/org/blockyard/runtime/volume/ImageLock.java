@@ -136,7 +136,7 @@ final class ImageLock implements AutoCloseable {
             } finally {
                 if (!locked) closeQuietly(ch); // nobody in this process held the image: this close drops no one's lock
             }
-            h = new Held(key, ch, shared);
+            h = new Held(key, shared ? ch : WriteLog.wrap(image, ch), shared);
             HELD.put(key, h);
             return new ImageLock(h, image);
         }

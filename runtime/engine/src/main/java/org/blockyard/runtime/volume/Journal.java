@@ -17,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 
+import org.blockyard.runtime.alloc.FileState;
 import org.blockyard.runtime.volume.VolumeException.Structure;
 
 /**
@@ -126,6 +127,14 @@ public final class Journal {
     private Checkpoint checkpoint; // in progress, or null
     private int lastTxLogBlocks = 1; // log blocks the last transaction took: how fast the log fills
     private long records, transactions, loggedBlocks, forces, checkpoints, barrierNanos, flushNanos; // guarded by lock
+    /**
+     * The running transaction marks blocks written whose data went to the image just before (FileStore's
+     * allocating writes): its commit goes behind a FLUSH of its own, so the data is on stable storage before the
+     * commit block can be (JBD2's ordered mode, without async_commit). Without it, a disk that reorders what it
+     * has not flushed could keep the commit and lose the data, and a file would show the block's old contents.
+     * The commit thread's alone.
+     */
+    private boolean afterData;
     private long homeSteps, homeWrites; // guarded by lock
 
     /** What one hand-over to the log carried: a transaction ({@code blocks > 0}) and/or a checkpoint step. */
@@ -322,7 +331,9 @@ public final class Journal {
                 runningFull = true;
                 return;
             }
-            carry.poll().applyTo(meta);
+            JournalRecord r = carry.poll();
+            if (r instanceof JournalRecord.File f && f.change() == FileState.Change.WRITTEN) afterData = true;
+            r.applyTo(meta);
             applied++;
         }
     }
@@ -416,7 +427,9 @@ public final class Journal {
         for (int i = 0; i < blocks.size(); i++) logged.put(blocks.get(i), tx.slice((k + i) * bs, bs));
         head += size;
         nextSeq++;
-        submit(writes, through, blocks.size());
+        boolean preflush = afterData;
+        afterData = false;
+        submit(writes, through, blocks.size(), preflush);
     }
 
     /** Waits until a transaction of {@code size} log blocks fits, checkpointing as needed. */
@@ -435,7 +448,7 @@ public final class Journal {
      * Hands {@code writes} to the log, with the checkpoint's next step when one is waiting for a ride: a slice
      * of its home writes riding a transaction ({@code blocks > 0}), all that are left when it goes alone.
      */
-    private void submit(List<LogWriter.Write> writes, long through, int blocks) {
+    private void submit(List<LogWriter.Write> writes, long through, int blocks, boolean preflush) {
         Stage carried = null;
         if (checkpoint != null && !checkpoint.stepSubmitted) {
             carried = checkpoint.stage;
@@ -452,7 +465,7 @@ public final class Journal {
             }
         }
         long t0 = System.nanoTime();
-        LogWriter.Barrier b = log.submit(writes);
+        LogWriter.Barrier b = log.submit(writes, preflush);
         inflight = new InFlight(b, through, blocks, carried, t0);
         b.done().whenComplete((x, e) -> {
             // The callers hear at once, from the thread that saw the barrier complete; the commit thread,
@@ -479,7 +492,7 @@ public final class Journal {
 
     /** The checkpoint's next step on its own: the journal has no transaction for it to ride on. */
     private void submitAlone() {
-        submit(new ArrayList<>(), durable, 0);
+        submit(new ArrayList<>(), durable, 0, false);
     }
 
     /**

@@ -55,7 +55,15 @@ abstract class LogWriter {
     }
 
     /** Starts {@code writes} and a barrier behind them (a barrier alone when {@code writes} is empty). */
-    abstract Barrier submit(List<Write> writes);
+    Barrier submit(List<Write> writes) {
+        return submit(writes, false);
+    }
+
+    /**
+     * As {@link #submit(List)}; with {@code preflush}, a FLUSH goes first, so every write completed before this
+     * call is durable before any of {@code writes} can be (REQ_PREFLUSH).
+     */
+    abstract Barrier submit(List<Write> writes, boolean preflush);
 
     static LogWriter direct(FileChannel channel) {
         return new Direct(channel);
@@ -89,10 +97,11 @@ abstract class LogWriter {
         }
 
         @Override
-        Barrier submit(List<Write> writes) {
+        Barrier submit(List<Write> writes, boolean preflush) {
             IOException error = null;
             long forceNanos = 0;
             try {
+                if (preflush) force();
                 for (Write w : writes) write(w.data(), w.bytePosition());
                 long t0 = System.nanoTime();
                 force();
@@ -145,10 +154,14 @@ abstract class LogWriter {
         }
 
         @Override
-        Barrier submit(List<Write> writes) {
-            if (queueClosed) return fallback.submit(writes);
+        Barrier submit(List<Write> writes, boolean preflush) {
+            if (queueClosed) return fallback.submit(writes, preflush);
             boolean fua = forced && !writes.isEmpty() && writes.stream().noneMatch(Write::home);
-            List<IoRequest> requests = new ArrayList<>(writes.size() + 1);
+            List<IoRequest> requests = new ArrayList<>(writes.size() + 2);
+            // Nothing submitted after a FLUSH is issued before it completes (RequestQueue): the data written
+            // before this submission is durable before the log writes start.
+            CompletionStage<IoCompletion> before = preflush ? queue.submitAll(List.of(new IoRequest(nextId++, 0, 0,
+                    IoOp.FLUSH, EnumSet.noneOf(IoFlag.class), owner, null))).get(0) : null;
             List<Write> parts = new ArrayList<>(writes.size());
             for (Write w : writes) {
                 ByteBuffer b = w.data();
@@ -171,6 +184,12 @@ abstract class LogWriter {
             if (fua) requests.set(requests.size() - 1, requests.get(requests.size() - 1).with(IoFlag.FUA));
             else requests.add(new IoRequest(nextId++, 0, 0, IoOp.FLUSH, EnumSet.noneOf(IoFlag.class), owner, null));
             List<CompletionStage<IoCompletion>> answers = queue.submitAll(requests);
+            if (before != null) { // a preflush the queue refused, or that failed, fails the barrier too
+                List<CompletionStage<IoCompletion>> all = new ArrayList<>(answers);
+                CompletionStage<IoCompletion> last = all.get(all.size() - 1);
+                all.set(all.size() - 1, before.thenCombine(last, (x, y) -> y));
+                answers = all;
+            }
             return new QueuedBarrier(parts, answers, !fua);
         }
 

@@ -72,7 +72,7 @@ class GroupCommitTest {
         final CountDownLatch submitted = new CountDownLatch(1);
 
         @Override
-        Barrier submit(List<Write> writes) {
+        Barrier submit(List<Write> writes, boolean preflush) {
             submitted.countDown();
             return new Barrier() {
                 @Override
