@@ -25,8 +25,8 @@ public final class PowerLossCommand implements Callable<Integer> {
     @Option(names = "--ops", paramLabel = "N", defaultValue = "600", description = "calls of the load (default ${DEFAULT-VALUE})")
     int ops;
 
-    @Option(names = "--no-torn", negatable = true, defaultValue = "true", fallbackValue = "true",
-            description = "tear the last write of some states at a 512-byte boundary (default: on)")
+    @Option(names = "--torn", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "tear the last write of some states at a 512-byte boundary (--no-torn: never; default: on)")
     boolean torn;
 
     @Option(names = {"-q", "--quiet"}, description = "no progress on standard error")
