@@ -31,7 +31,9 @@ import org.blockyard.api.alloc.MapRequest;
  */
 public final class FileActor extends AbstractBehavior<FileActor.Command> {
 
-    public interface Command {}
+    public sealed interface Command permits Open, GetBlocks, GetBlocksBatch, WriteWhole, Truncate, Purge, MarkWritten,
+            DiscardUnwritten, Close, UsePolicy, Extents, Held, Shutdown, DropPrealloc, Stop, PreallocationsDropped,
+            GroupActor.Allocated, GroupActor.Freed {}
 
     /** Adds a writer (the shard forwards re-opens here); answers the file's handle. */
     public record Open(ActorRef<Reply<FileHandle>> replyTo) implements Command {}

@@ -36,7 +36,8 @@ import org.blockyard.api.alloc.MapRequest;
  */
 public final class FileShard extends AbstractBehavior<FileShard.Command> {
 
-    public interface Command {}
+    public sealed interface Command permits Open, WriteFile, FileExtents, Lookup, Delete, Deleting, ToFile, DropPrealloc,
+            Passivate, OwnActorStopped, Dropped, UsePolicy, Shutdown, GroupActor.Allocated, GroupActor.Freed {}
 
     /** Opens {@code file} (creating it on first open) and answers its handle. */
     public record Open(String file, ActorRef<Reply<FileHandle>> replyTo) implements Command {}

@@ -40,7 +40,8 @@ import org.blockyard.api.alloc.Geometry;
  */
 public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
 
-    public interface Command {}
+    public sealed interface Command permits Allocate, DiscardWindow, Unclaim, Free, PrepareFree, CommitFree, AbortFree,
+            ClaimExtents, FreeRuns, Inspect, Count, Lend, GiveBack, UsePolicy, Shutdown, ContinueSearch, ExpirePrepared {}
 
     /** A file's request; answered with {@link Allocated} (0 blocks when this group cannot serve it). */
     public record Allocate(BlockGroup.Request request, ActorRef<Allocated> replyTo, Object tag, boolean closing)

@@ -27,7 +27,7 @@ import org.blockyard.api.alloc.Geometry;
  */
 final class PreallocationDrop extends AbstractBehavior<PreallocationDrop.Command> {
 
-    interface Command {}
+    sealed interface Command permits Returned, FileGone, Freed {}
 
     /**
      * An answer to the round: the preallocations {@code from} gave up, and the actors that answer for
