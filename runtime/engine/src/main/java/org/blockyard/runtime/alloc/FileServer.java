@@ -16,6 +16,16 @@ import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
 import org.blockyard.api.alloc.MapRequest;
+import org.blockyard.runtime.alloc.GroupFileProtocol.AbortFree;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Allocate;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Allocated;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Answer;
+import org.blockyard.runtime.alloc.GroupFileProtocol.CommitFree;
+import org.blockyard.runtime.alloc.GroupFileProtocol.DiscardWindow;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Freed;
+import org.blockyard.runtime.alloc.GroupFileProtocol.PrepareFree;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Tell;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Unclaim;
 
 /**
  * Serves one file's requests ({@link FileActor.Command}s) in order, without a thread or an actor of its
@@ -34,17 +44,14 @@ import org.blockyard.api.alloc.MapRequest;
  * as is the request in progress; a release still being prepared is aborted in its groups; the file goes on
  * with the next request.
  */
-final class FileServer implements FileAllocation.Groups {
+final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker {
 
     /** What the hosting actor provides. */
     interface Driver {
-        void tellGroup(int group, GroupActor.Command message);
+        void tellGroup(int group, GroupFileProtocol.ToGroup message);
 
-        /** Where groups send their {@link GroupActor.Allocated} answers for this file. */
-        ActorRef<GroupActor.Allocated> allocatedTo();
-
-        /** Where groups send their {@link GroupActor.Freed} answers for this file. */
-        ActorRef<GroupActor.Freed> freedTo();
+        /** Where groups send their answers for this file: the hosting actor. */
+        ActorRef<Answer> answersTo();
 
         /** Every open file gives back its preallocation; the answer comes to {@link #preallocationsDropped}. */
         void dropPreallocations(FileServer file);
@@ -64,31 +71,23 @@ final class FileServer implements FileAllocation.Groups {
     /** What every hosting actor's driver shares: groups by number, answers to the actor itself, its log. */
     abstract static class ActorDriver implements Driver {
         private final List<ActorRef<GroupActor.Command>> groups;
-        private final ActorRef<GroupActor.Allocated> allocatedTo;
-        private final ActorRef<GroupActor.Freed> freedTo;
+        private final ActorRef<Answer> answersTo;
         private final Logger log;
 
-        ActorDriver(List<ActorRef<GroupActor.Command>> groups, ActorRef<GroupActor.Allocated> allocatedTo,
-                    ActorRef<GroupActor.Freed> freedTo, Logger log) {
+        ActorDriver(List<ActorRef<GroupActor.Command>> groups, ActorRef<Answer> answersTo, Logger log) {
             this.groups = groups;
-            this.allocatedTo = allocatedTo;
-            this.freedTo = freedTo;
+            this.answersTo = answersTo;
             this.log = log;
         }
 
         @Override
-        public void tellGroup(int group, GroupActor.Command message) {
+        public void tellGroup(int group, GroupFileProtocol.ToGroup message) {
             groups.get(group).tell(message);
         }
 
         @Override
-        public ActorRef<GroupActor.Allocated> allocatedTo() {
-            return allocatedTo;
-        }
-
-        @Override
-        public ActorRef<GroupActor.Freed> freedTo() {
-            return freedTo;
+        public ActorRef<Answer> answersTo() {
+            return answersTo;
         }
 
         @Override
@@ -182,12 +181,12 @@ final class FileServer implements FileAllocation.Groups {
 
     @Override
     public void unclaim(Extent e) {
-        driver.tellGroup(geometry.groupOf(e.start()), new GroupActor.Unclaim(e));
+        driver.tellGroup(geometry.groupOf(e.start()), new Unclaim(e));
     }
 
     @Override
     public void discardWindow(int group, long fileId) {
-        driver.tellGroup(group, new GroupActor.DiscardWindow(fileId));
+        driver.tellGroup(group, new DiscardWindow(fileId));
     }
 
     /** Another actor hosts this file from now on (a file that moved to an actor of its own). */
@@ -245,7 +244,7 @@ final class FileServer implements FileAllocation.Groups {
     }
 
     /** A group's answer to this file's {@code Allocate}. */
-    void allocated(GroupActor.Allocated a) {
+    void allocated(Allocated a) {
         if (steps == null) return; // the request it answers was failed or closed meanwhile
         volume.countMessage();
         // A group that failed or is closed allocated nothing there: the request ends with its error.
@@ -270,7 +269,7 @@ final class FileServer implements FileAllocation.Groups {
     }
 
     /** A group's answer to this file's {@code PrepareFree} or {@code CommitFree}, or to a close's {@code Unclaim}. */
-    void freed(GroupActor.Freed f) {
+    void freed(Freed f) {
         for (int i = 0; closingNow != null && i < closingNow.size(); i++) {
             PendingClose c = closingNow.get(i);
             if (c.tx != f.tx()) continue;
@@ -402,7 +401,7 @@ final class FileServer implements FileAllocation.Groups {
             whole = null;
             if (releasing != null) {
                 if (!releasing.committing)
-                    for (int g : releasing.byGroup.keySet()) driver.tellGroup(g, new GroupActor.AbortFree(releasing.tx));
+                    for (int g : releasing.byGroup.keySet()) driver.tellGroup(g, new AbortFree(releasing.tx));
                 releasing.replyTo.tell(Reply.fail(failed));
             }
             allocating = null;
@@ -544,8 +543,7 @@ final class FileServer implements FileAllocation.Groups {
     private void step(FileAllocation.Step s) {
         if (s instanceof FileAllocation.Ask ask) {
             // The answer names this server, so a shard hands it over without a lookup.
-            driver.tellGroup(ask.group(), new GroupActor.Allocate(ask.request(), driver.allocatedTo(), this,
-                    ask.closing()));
+            driver.tellGroup(ask.group(), new Allocate(ask.request(), driver.answersTo().narrow(), this, ask.closing()));
             return;
         }
         if (s instanceof FileAllocation.DropPreallocations) {
@@ -629,7 +627,7 @@ final class FileServer implements FileAllocation.Groups {
         for (Extent e : extents) blocks += e.blocks();
         releasing = new Release(file.nextTx(), byGroup, blocks, apply, replyTo);
         byGroup.forEach((g, list) -> driver.tellGroup(g,
-                new GroupActor.PrepareFree(releasing.tx, list, driver.freedTo(), this)));
+                new PrepareFree(releasing.tx, list, driver.answersTo().narrow(), this)));
     }
 
     private void onFreed(Release r, Reply<Done> reply) {
@@ -637,7 +635,7 @@ final class FileServer implements FileAllocation.Groups {
         if (--r.outstanding > 0) return;
         if (!r.committing) {
             if (r.error != null) {
-                for (int g : r.byGroup.keySet()) driver.tellGroup(g, new GroupActor.AbortFree(r.tx));
+                for (int g : r.byGroup.keySet()) driver.tellGroup(g, new AbortFree(r.tx));
                 releasing = null;
                 r.replyTo.tell(Reply.fail(r.error));
                 return;
@@ -647,7 +645,7 @@ final class FileServer implements FileAllocation.Groups {
             r.committing = true;
             r.outstanding = r.byGroup.size();
             for (int g : r.byGroup.keySet())
-                driver.tellGroup(g, new GroupActor.CommitFree(r.tx, driver.freedTo(), this));
+                driver.tellGroup(g, new CommitFree(r.tx, driver.answersTo().narrow(), this));
             return;
         }
         releasing = null;
@@ -716,18 +714,16 @@ final class FileServer implements FileAllocation.Groups {
         } else if (onlyIn(reserved, geometry.groupOf(pre.start()))) {
             // One group frees everything: its answer, after the frees sent it before, answers the close.
             for (Extent e : reserved) unclaim(e);
-            driver.tellGroup(geometry.groupOf(pre.start()), GroupActor.Unclaim.closing(pre, preWindow, closed, to));
+            driver.tellGroup(geometry.groupOf(pre.start()), new Unclaim(pre, preWindow, new Tell<>(to, closed)));
         } else {
             // Reservations in other groups: each group acknowledges each part, and the last acknowledgement
             // answers the close, so a free count read after the close counts every block the file held.
             long tx = file.nextTx();
             if (closingNow == null) closingNow = new ArrayList<>(1);
             closingNow.add(new PendingClose(tx, reserved.size() + 1, closed, to));
-            GroupActor.Freed ack = new GroupActor.Freed(tx, Reply.ok(Done.getInstance()), this);
-            for (Extent e : reserved)
-                driver.tellGroup(geometry.groupOf(e.start()), GroupActor.Unclaim.closing(e, -1, ack, driver.freedTo()));
-            driver.tellGroup(geometry.groupOf(pre.start()), GroupActor.Unclaim.closing(pre, preWindow, ack,
-                    driver.freedTo()));
+            Tell<Answer> ack = new Tell<>(driver.answersTo(), new Freed(tx, Reply.ok(Done.getInstance()), this));
+            for (Extent e : reserved) driver.tellGroup(geometry.groupOf(e.start()), new Unclaim(e, -1, ack));
+            driver.tellGroup(geometry.groupOf(pre.start()), new Unclaim(pre, preWindow, ack));
         }
         if (driver.lastClosed(this)) {
             if (closingNow == null || closingNow.isEmpty()) handedOver = true;

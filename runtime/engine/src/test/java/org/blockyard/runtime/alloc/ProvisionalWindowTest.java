@@ -50,21 +50,21 @@ class ProvisionalWindowTest {
         long base = state.firstDataBlock() + 1000;
         long stretchEnd = base + (long) STRIDE * HOLDERS;
         BehaviorTestKit<GroupActor.Command> group = BehaviorTestKit.create(GroupActor.create(state, volume, 1, 1000));
-        TestInbox<GroupActor.Allocated> xs = TestInbox.create(), ys = TestInbox.create(), zs = TestInbox.create();
+        TestInbox<GroupFileProtocol.Allocated> xs = TestInbox.create(), ys = TestInbox.create(), zs = TestInbox.create();
 
         // X: a window of 8 searched from the start of the fragmented stretch: its first slice only.
-        group.run(new GroupActor.Allocate(new BlockGroup.Request(1, base, 1, 0, 8, 0, 0, true, false), xs.getRef()));
+        group.run(new GroupFileProtocol.Allocate(new BlockGroup.Request(1, base, 1, 0, 8, 0, 0, true, false), xs.getRef()));
         assertFalse(xs.hasMessages(), "X's search goes on in slices");
         assertTrue(group.selfInbox().hasMessages(), "X continues by a message to itself");
 
         // Y: aimed at the free space before the stretch, elsewhere in the group: served at once.
-        group.run(new GroupActor.Allocate(new BlockGroup.Request(2, state.firstDataBlock(), 1, 0, 8, 0, 0, true, false),
+        group.run(new GroupFileProtocol.Allocate(new BlockGroup.Request(2, state.firstDataBlock(), 1, 0, 8, 0, 0, true, false),
                 ys.getRef()));
         BlockGroup.Outcome y = ys.receiveMessage().outcome();
         assertTrue(y.allocated() && y.start() < base, "Y was served while X searched: " + y);
 
         // Z: aimed right after the stretch, where X's window will end up: it waits.
-        group.run(new GroupActor.Allocate(new BlockGroup.Request(3, stretchEnd + 2, 1, 0, 8, 0, 0, true, false),
+        group.run(new GroupFileProtocol.Allocate(new BlockGroup.Request(3, stretchEnd + 2, 1, 0, 8, 0, 0, true, false),
                 zs.getRef()));
         assertFalse(zs.hasMessages(), "Z waits behind X's provisional window");
 
