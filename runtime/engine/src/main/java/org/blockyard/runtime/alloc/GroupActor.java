@@ -303,14 +303,15 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     /**
      * Answers {@code ask}, handing back the handle of the server that asked. A {@code closing} request (a file
      * written whole, whose every remaining block this claim holds) that got all it wanted drops the file's window
-     * here at once, as its close would: the answer then mirrors no window, and the close has nothing to send this
-     * group.
+     * here at once, as its close would: the answer then says the window was dropped, and the close has nothing
+     * to send this group.
      */
     private void reply(Allocate ask, BlockGroup.Outcome outcome) {
         if (ask.closing() && outcome.allocated() && outcome.blocks() >= ask.request().wanted()) {
             state.discardWindow(ask.request().file());
-            outcome = new BlockGroup.Outcome(outcome.start(), outcome.blocks(), outcome.windowGoalBlocks(),
-                    BlockGroup.Outcome.DROPPED_WINDOW, 0);
+            if (outcome.window() != null)
+                outcome = new BlockGroup.Outcome(outcome.start(), outcome.blocks(),
+                        new BlockGroup.Dropped(outcome.window().goalBlocks()));
         }
         if (outcome.allocated()) publish();
         ask.replyTo().tell(ask.answer(group, outcome, null));

@@ -34,7 +34,7 @@ class ClosingClaimTest {
     /** One block and {@code prefetch} more for file 1, in a window of {@code windowBlocks}. */
     private static BlockGroup.Outcome claim(Setup s, int prefetch, int windowBlocks, boolean closing) {
         long goal = s.state().firstDataBlock() + 100;
-        s.group().run(new GroupFileProtocol.Allocate(new BlockGroup.Request(1, goal, 1, prefetch, windowBlocks, 0, 0, true,
+        s.group().run(new GroupFileProtocol.Allocate(BlockGroup.Request.of(1, goal, 1, prefetch, windowBlocks, true,
                 false), s.answers().getRef(), null, closing));
         return s.answers().receiveMessage().outcome();
     }

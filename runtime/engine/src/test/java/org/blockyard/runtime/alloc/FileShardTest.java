@@ -56,7 +56,8 @@ class FileShardTest {
     }
 
     private static GroupFileProtocol.Allocated answer(GroupFileProtocol.Allocate ask, long start, int blocks) {
-        return new GroupFileProtocol.Allocated(0, new BlockGroup.Outcome(start, blocks, 8, 8, 1), null, ask.asker());
+        return new GroupFileProtocol.Allocated(0, new BlockGroup.Outcome(start, blocks, new BlockGroup.Held(8, 8, 1)), null,
+                ask.asker());
     }
 
     /** Writes 64 blocks to {@code f} (a proven stream), closes it and opens it again: answers its new actor. */
