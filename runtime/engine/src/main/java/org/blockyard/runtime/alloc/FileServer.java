@@ -110,47 +110,53 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
     FileServer openPrev, openNext;
     boolean inOpenList;
     FileHandle handle; // made on the first open through a shard, then reused
-    private boolean handedOver;
     /** The file's own actor while it has one; set and read by its shard only. */
     ActorRef<FileActor.Command> ownActor;
 
-    // The request in progress; at most one of allocating, batch and releasing is set.
-    private FileActor.GetBlocks allocating;
-    private FileActor.GetBlocksBatch batch;
-    private List<BlockRun> batchRuns;
-    /** The {@code WriteWhole} whose batch is in progress: the file is closed before the batch is answered. */
-    private FileActor.WriteWhole whole;
-    // A gap's reservation in progress (FileState#gapEndingAt): before the request in progress (batchFilling), or
-    // before the request waiting at the front of the queue (filling).
-    private boolean filling, batchFilling;
-    private FileAllocation steps;
-    private Release releasing;
+    /** The request in progress, if any, with what belongs to it; the others wait in {@link #waiting}. */
+    private Phase phase = Idle.INSTANCE;
+    private Hosting hosting = Hosting.SERVED;
 
-    /** A last close whose blocks go back to several groups: answered when each acknowledged its part. */
-    private static final class PendingClose {
-        final long tx;
-        int outstanding;
-        final Reply<?> answer;
-        final ActorRef<Reply<?>> replyTo;
+    /** What the file is doing: one request at a time, each phase holding what belongs to that request. */
+    private sealed interface Phase permits Idle, Allocating, Reserving, Batch, Release {}
 
-        PendingClose(long tx, int outstanding, Reply<?> answer, ActorRef<Reply<?>> replyTo) {
-            this.tx = tx;
-            this.outstanding = outstanding;
-            this.answer = answer;
-            this.replyTo = replyTo;
+    /** No request in progress. */
+    private enum Idle implements Phase { INSTANCE }
+
+    /** A getBlocks whose walk, {@code steps}, asks groups; answered at the walk's end. */
+    private record Allocating(FileActor.GetBlocks request, FileAllocation steps) implements Phase {}
+
+    /**
+     * Blocks reserved for the file's gap ({@link FileState#gapEndingAt}) before the request waiting at the front
+     * of the queue, which is served once {@code steps} are over, whether they made the reservation or not.
+     */
+    private record Reserving(FileAllocation steps) implements Phase {}
+
+    /**
+     * A batch's requests, served in order, with the runs answered so far; {@code whole} when the batch is a file
+     * written whole, closed before the batch is answered. While one of its requests asks groups, {@code steps}
+     * is the walk: the request's own, or with {@code reservingGap} the reservation for the gap before it (made or
+     * not, that request is served next, without a second reservation).
+     */
+    private static final class Batch implements Phase {
+        final FileActor.GetBlocksBatch request;
+        final FileActor.WriteWhole whole;
+        final List<BlockRun> runs;
+        FileAllocation steps;
+        boolean reservingGap;
+
+        Batch(FileActor.GetBlocksBatch request, FileActor.WriteWhole whole) {
+            this.request = request;
+            this.whole = whole;
+            this.runs = new ArrayList<>(request.requests().size());
         }
     }
 
-    /** Closes waiting for their groups' acknowledgements; null (almost always) when none. */
-    private List<PendingClose> closingNow;
     /**
-     * The host hands the file over once the last close's acknowledgements are in (they come to this host), unless
-     * the file was opened again meanwhile.
+     * Blocks leaving the file (truncate, discard, purge): held in every group first, then the map changes, then
+     * the groups free them.
      */
-    private boolean handOverAfterAcks;
-
-    /** Blocks leaving the file: held in every group first, then the map changes, then the groups free them. */
-    private static final class Release {
+    private static final class Release implements Phase {
         final long tx;
         final Map<Integer, List<Extent>> byGroup;
         final long blocks;
@@ -169,6 +175,34 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
             this.outstanding = byGroup.size();
         }
     }
+
+    /** Whether the file is served here or handed over to another host at its last close ({@link Driver#lastClosed}). */
+    private enum Hosting {
+        /** Served here. */
+        SERVED,
+        /** Handed over once the last close's acknowledgements are in (they come to this host), unless reopened. */
+        HAND_OVER_AFTER_ACKS,
+        /** Handed over: nothing more is served until {@link #resume}. */
+        HANDED_OVER
+    }
+
+    /** A last close whose blocks go back to several groups: answered when each acknowledged its part. */
+    private static final class PendingClose {
+        final long tx;
+        int outstanding;
+        final Reply<?> answer;
+        final ActorRef<Reply<?>> replyTo;
+
+        PendingClose(long tx, int outstanding, Reply<?> answer, ActorRef<Reply<?>> replyTo) {
+            this.tx = tx;
+            this.outstanding = outstanding;
+            this.answer = answer;
+            this.replyTo = replyTo;
+        }
+    }
+
+    /** Closes waiting for their groups' acknowledgements; null (almost always) when none. */
+    private List<PendingClose> closingNow;
 
     FileServer(FileState file, AllocationPolicy policy, VolumeState volume, int preallocMinWindowBlocks, Driver driver) {
         this.file = file;
@@ -197,12 +231,12 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
     /** The host this file was handed back to serves it from now on. */
     void resume(Driver d) {
         this.driver = d;
-        this.handedOver = false;
+        this.hosting = Hosting.SERVED;
     }
 
     /** Whether the host handed the file over at its last close (see {@link Driver#lastClosed}). */
     boolean handedOver() {
-        return handedOver;
+        return hosting == Hosting.HANDED_OVER;
     }
 
     /** The requests still waiting, in order, for the next host; the queue is left empty. */
@@ -218,7 +252,16 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
     }
 
     boolean busy() {
-        return allocating != null || batch != null || releasing != null || filling;
+        return phase != Idle.INSTANCE;
+    }
+
+    /** The walk of the request in progress, or null when none asks groups. */
+    private FileAllocation steps() {
+        Phase p = phase;
+        if (p instanceof Allocating a) return a.steps();
+        if (p instanceof Reserving r) return r.steps();
+        if (p instanceof Batch b) return b.steps;
+        return null;
     }
 
     boolean idle() {
@@ -229,7 +272,7 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
 
     /** A request for this file: served now, or queued behind the one in progress. */
     void receive(FileActor.Command m) {
-        if (busy() || handedOver) {
+        if (busy() || handedOver()) {
             if (waiting == null) waiting = new ArrayDeque<>(4);
             if (waiting.size() < QUEUE_CAPACITY) {
                 waiting.add(m);
@@ -245,6 +288,7 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
 
     /** A group's answer to this file's {@code Allocate}. */
     void allocated(Allocated a) {
+        FileAllocation steps = steps();
         if (steps == null) return; // the request it answers was failed or closed meanwhile
         volume.countMessage();
         // A group that failed or is closed allocated nothing there: the request ends with its error.
@@ -258,6 +302,7 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
 
     /** The answer to {@link Driver#dropPreallocations}. */
     void preallocationsDropped(long blocks) {
+        FileAllocation steps = steps();
         if (steps == null) return;
         volume.countMessage();
         try {
@@ -276,15 +321,12 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
             if (--c.outstanding == 0) {
                 closingNow.remove(i);
                 c.replyTo.tell(c.answer);
-                if (closingNow.isEmpty() && handOverAfterAcks) {
-                    handOverAfterAcks = false;
-                    if (file.writers == 0) handedOver = true;
-                }
+                if (closingNow.isEmpty() && hosting == Hosting.HAND_OVER_AFTER_ACKS)
+                    hosting = file.writers == 0 ? Hosting.HANDED_OVER : Hosting.SERVED;
             }
             return;
         }
-        Release r = releasing;
-        if (r == null || r.tx != f.tx()) return;
+        if (!(phase instanceof Release r) || r.tx != f.tx()) return;
         volume.countMessage();
         try {
             onFreed(r, f.reply());
@@ -305,18 +347,14 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
      */
     void shutdown(AllocationException closed) {
         file.releaseMapped();
-        filling = batchFilling = false;
-        whole = null;
         if (closingNow != null) for (PendingClose c : closingNow) c.replyTo.tell(Reply.fail(closed));
         closingNow = null;
-        handOverAfterAcks = false;
-        if (allocating != null) allocating.replyTo().tell(Reply.fail(closed));
-        if (batch != null) batch.replyTo().tell(Reply.fail(closed));
-        if (releasing != null) releasing.replyTo.tell(Reply.fail(closed));
-        allocating = null;
-        batch = null;
-        steps = null;
-        releasing = null;
+        if (hosting == Hosting.HAND_OVER_AFTER_ACKS) hosting = Hosting.SERVED;
+        Phase p = phase;
+        phase = Idle.INSTANCE;
+        if (p instanceof Allocating a) a.request().replyTo().tell(Reply.fail(closed));
+        else if (p instanceof Batch b) b.request.replyTo().tell(Reply.fail(closed));
+        else if (p instanceof Release r) r.replyTo.tell(Reply.fail(closed));
         while (waiting != null && !waiting.isEmpty()) refuse(waiting.poll(), closed);
     }
 
@@ -339,7 +377,7 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
 
     /** Serves waiting requests until one has to wait for a group. */
     private void drain() {
-        while (!busy() && !handedOver && waiting != null && !waiting.isEmpty()) {
+        while (!busy() && !handedOver() && waiting != null && !waiting.isEmpty()) {
             serveOrReserve(waiting.poll());
         }
     }
@@ -351,11 +389,11 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
      */
     private void serveOrReserve(FileActor.Command m) {
         try {
-            FileAllocation.Step s = m instanceof FileActor.GetBlocks g && g.create() ? startGapReservation(g.logicalBlock(), -1) : null;
+            FileAllocation.Step s = m instanceof FileActor.GetBlocks g && g.create()
+                    ? startGapReservation(g.logicalBlock(), null, -1) : null;
             if (s != null) {
                 if (waiting == null) waiting = new ArrayDeque<>(4);
                 waiting.addFirst(m);
-                filling = true;
                 step(s);
                 return;
             }
@@ -368,16 +406,21 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
     /**
      * When the file's gap ends at {@code logical}, starts reserving blocks for it: answers the step to take
      * (a group to ask) while the request at {@code logical} waits, or null when it is over at once or there is
-     * no gap. {@code index} is that request's place in a file written whole (its preallocation bounded as the
-     * request's own would be), else -1.
+     * no gap. The request is request {@code index} of {@code batch} (its preallocation bounded in a file written
+     * whole as the request's own would be), or with a null batch the one at the front of the queue.
      */
-    private FileAllocation.Step startGapReservation(long logical, int index) {
+    private FileAllocation.Step startGapReservation(long logical, Batch batch, int index) {
         FileAllocation reserving = FileAllocation.forGap(file, policy, volume, preallocMin, this, logical);
         if (reserving == null) return null;
-        if (whole != null && index >= 0) reserving.wholeFile(batch.requests(), index, false);
+        if (batch != null && batch.whole != null) reserving.wholeFile(batch.request.requests(), index, false);
         FileAllocation.Step s = reserving.start();
         if (s instanceof FileAllocation.Answer) return null; // refused at once: the request answers for itself
-        steps = reserving;
+        if (batch == null) {
+            phase = new Reserving(reserving);
+        } else {
+            batch.steps = reserving;
+            batch.reservingGap = true;
+        }
         return s;
     }
 
@@ -386,29 +429,22 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
      * progress; a release still being prepared is aborted in its groups; the file goes on with the next.
      */
     private void fault(Object m, RuntimeException e) {
-        {
-            String what = m == null ? "a request" : m.getClass().getSimpleName();
-            driver.log().error("file {}: {} failed; answering it with an error", file.name, what, e);
-            file.releaseMapped(); // the runs mapped before the fault stay mapped, and are recorded
-            AllocationException failed = new AllocationException.Failed("file " + file.name + ": " + what + " failed: " + e);
-            // A WriteWhole under way is answered after its close, below.
-            if (m != null && (m != whole || batch == null)) refuse(m, failed);
-            if (allocating != null && allocating != m) allocating.replyTo().tell(Reply.fail(failed));
-            if (batch != null && batch != m) {
-                if (whole != null) closeWriter(Reply.fail(failed), batch.replyTo());
-                else batch.replyTo().tell(Reply.fail(failed));
-            }
-            whole = null;
-            if (releasing != null) {
-                if (!releasing.committing)
-                    for (int g : releasing.byGroup.keySet()) driver.tellGroup(g, new AbortFree(releasing.tx));
-                releasing.replyTo.tell(Reply.fail(failed));
-            }
-            allocating = null;
-            batch = null;
-            steps = null;
-            releasing = null;
-            filling = batchFilling = false;
+        String what = m == null ? "a request" : m.getClass().getSimpleName();
+        driver.log().error("file {}: {} failed; answering it with an error", file.name, what, e);
+        file.releaseMapped(); // the runs mapped before the fault stay mapped, and are recorded
+        AllocationException failed = new AllocationException.Failed("file " + file.name + ": " + what + " failed: " + e);
+        Phase p = phase;
+        phase = Idle.INSTANCE;
+        // A WriteWhole under way is answered after its close, below.
+        if (m != null && !(p instanceof Batch b && b.whole == m)) refuse(m, failed);
+        if (p instanceof Allocating a && a.request() != m) {
+            a.request().replyTo().tell(Reply.fail(failed));
+        } else if (p instanceof Batch b && b.request != m) {
+            if (b.whole != null) closeWriter(Reply.fail(failed), b.request.replyTo());
+            else b.request.replyTo().tell(Reply.fail(failed));
+        } else if (p instanceof Release r) {
+            if (!r.committing) for (int g : r.byGroup.keySet()) driver.tellGroup(g, new AbortFree(r.tx));
+            r.replyTo.tell(Reply.fail(failed));
         }
     }
 
@@ -439,22 +475,26 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
         }
         FileAllocation a = new FileAllocation(file, policy, volume, preallocMin, this, m.logicalBlock(),
                 m.maxBlocks(), m.create());
-        allocating = m;
-        steps = a;
+        phase = new Allocating(m, a);
         step(a.start());
     }
 
     private void onGetBlocksBatch(FileActor.GetBlocksBatch m) {
+        onGetBlocksBatch(m, null);
+    }
+
+    /** A batch, or with {@code whole} the batch of a file written whole. */
+    private void onGetBlocksBatch(FileActor.GetBlocksBatch m, FileActor.WriteWhole whole) {
         volume.countMessage();
         if (m.requests() == null || m.requests().size() > BlockAllocator.MAX_BATCH) {
             m.replyTo().tell(Reply.fail(new AllocationException.InvalidRequest("a batch holds 0 to "
                     + BlockAllocator.MAX_BATCH + " requests, not " + (m.requests() == null ? "null" : m.requests().size()))));
             return;
         }
-        batch = m;
-        batchRuns = new ArrayList<>(m.requests().size());
+        Batch b = new Batch(m, whole);
+        phase = b;
         file.holdMapped(); // released before the batch is answered, whatever the answer
-        runBatch();
+        runBatch(b);
     }
 
     /** Open, batch and close in one request: the close runs when the batch ends, however it ends. */
@@ -464,55 +504,57 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
             return;
         }
         addWriter();
-        whole = m;
-        onGetBlocksBatch(new FileActor.GetBlocksBatch(m.requests(), m.replyTo()));
+        onGetBlocksBatch(new FileActor.GetBlocksBatch(m.requests(), m.replyTo()), m);
     }
 
     /** Serves the batch's requests in order while each is answered at once; returns when one asks a group. */
-    private void runBatch() {
-        while (batchRuns.size() < batch.requests().size()) {
-            MapRequest r = batch.requests().get(batchRuns.size());
+    private void runBatch(Batch b) {
+        List<MapRequest> requests = b.request.requests();
+        while (b.runs.size() < requests.size()) {
+            MapRequest r = requests.get(b.runs.size());
             if (r == null) {
-                endBatch(Reply.fail(new AllocationException.InvalidRequest("request " + batchRuns.size()
+                endBatch(b, Reply.fail(new AllocationException.InvalidRequest("request " + b.runs.size()
                         + " of the batch is null")));
                 return;
             }
             // A request that starts where the file's gap ends waits while blocks are reserved for the gap.
-            FileAllocation.Step reserving = r.create() && !batchFilling
-                    ? startGapReservation(r.logicalBlock(), batchRuns.size()) : null;
+            FileAllocation.Step reserving = r.create() && !b.reservingGap
+                    ? startGapReservation(r.logicalBlock(), b, b.runs.size()) : null;
             if (reserving != null) {
-                batchFilling = true;
                 step(reserving); // the group's answer comes back through step, which goes on here
                 return;
             }
-            batchFilling = false;
+            b.reservingGap = false;
             Reply<BlockRun> now = FileAllocation.atOnce(file, r.logicalBlock(), r.maxBlocks(), r.create());
             if (now == null) {
-                steps = new FileAllocation(file, policy, volume, preallocMin, this, r.logicalBlock(), r.maxBlocks(),
-                        r.create());
-                if (whole != null) steps.wholeFile(batch.requests(), batchRuns.size(), file.writers == 1);
+                FileAllocation steps = new FileAllocation(file, policy, volume, preallocMin, this, r.logicalBlock(),
+                        r.maxBlocks(), r.create());
+                if (b.whole != null) steps.wholeFile(requests, b.runs.size(), file.writers == 1);
+                b.steps = steps;
                 FileAllocation.Step s = steps.start();
                 if (!(s instanceof FileAllocation.Answer a)) {
                     step(s);
                     return;
                 }
+                b.steps = null;
                 now = a.reply();
             }
-            if (!batchAnswer(now)) return;
+            if (!batchAnswer(b, now)) return;
         }
-        endBatch(Reply.ok(List.copyOf(batchRuns)));
+        endBatch(b, Reply.ok(List.copyOf(b.runs)));
     }
 
-    /** Takes one request's answer; false when it ended the batch. */
-    private boolean batchAnswer(Reply<BlockRun> reply) {
-        MapRequest r = batch.requests().get(batchRuns.size());
+    /** Takes the answer to the batch's next request; false when it ended the batch. */
+    private boolean batchAnswer(Batch b, Reply<BlockRun> reply) {
+        List<MapRequest> requests = b.request.requests();
+        MapRequest r = requests.get(b.runs.size());
         file.answered(r.logicalBlock(), r.maxBlocks(), r.create(), reply);
         if (!reply.isOk()) {
             AllocationException e = reply.error();
-            endBatch(Reply.fail(batch.requests().size() == 1 ? e : withIndex(e, batchRuns.size(), batch.requests().size())));
+            endBatch(b, Reply.fail(requests.size() == 1 ? e : withIndex(e, b.runs.size(), requests.size())));
             return false;
         }
-        batchRuns.add(reply.value());
+        b.runs.add(reply.value());
         return true;
     }
 
@@ -526,18 +568,11 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
         return e;
     }
 
-    private void endBatch(Reply<List<BlockRun>> reply) {
-        FileActor.GetBlocksBatch m = batch;
-        batch = null;
-        batchRuns = null;
-        steps = null;
+    private void endBatch(Batch b, Reply<List<BlockRun>> reply) {
+        phase = Idle.INSTANCE;
         file.releaseMapped();
-        if (whole != null) {
-            whole = null;
-            closeWriter(reply, m.replyTo());
-        } else {
-            m.replyTo().tell(reply);
-        }
+        if (b.whole != null) closeWriter(reply, b.request.replyTo());
+        else b.request.replyTo().tell(reply);
     }
 
     private void step(FileAllocation.Step s) {
@@ -550,24 +585,20 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
             driver.dropPreallocations(this);
             return;
         }
-        if (batch != null) {
-            if (batchFilling) { // the reservation is over, made or not; the request it stood before is next
-                steps = null;
-                runBatch();
-            } else if (batchAnswer(((FileAllocation.Answer) s).reply())) {
-                runBatch();
-            }
-            return;
+        Reply<BlockRun> reply = ((FileAllocation.Answer) s).reply();
+        Phase p = phase;
+        if (p instanceof Batch b) {
+            b.steps = null;
+            if (b.reservingGap) runBatch(b); // the reservation is over, made or not; the request it stood before is next
+            else if (batchAnswer(b, reply)) runBatch(b);
+        } else if (p instanceof Reserving) { // the request waiting at the front of the queue is served next (drain)
+            phase = Idle.INSTANCE;
+        } else if (p instanceof Allocating a) {
+            phase = Idle.INSTANCE;
+            answer(a.request(), reply);
+        } else {
+            throw new IllegalStateException("file " + file.name + ": an answer while " + p);
         }
-        if (filling) { // the request waiting at the front of the queue is served next (drain)
-            filling = false;
-            steps = null;
-            return;
-        }
-        FileActor.GetBlocks m = allocating;
-        allocating = null;
-        steps = null;
-        answer(m, ((FileAllocation.Answer) s).reply());
     }
 
     private void answer(FileActor.GetBlocks m, Reply<BlockRun> reply) {
@@ -625,9 +656,9 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
         }
         long blocks = 0;
         for (Extent e : extents) blocks += e.blocks();
-        releasing = new Release(file.nextTx(), byGroup, blocks, apply, replyTo);
-        byGroup.forEach((g, list) -> driver.tellGroup(g,
-                new PrepareFree(releasing.tx, list, driver.answersTo().narrow(), this)));
+        Release r = new Release(file.nextTx(), byGroup, blocks, apply, replyTo);
+        phase = r;
+        byGroup.forEach((g, list) -> driver.tellGroup(g, new PrepareFree(r.tx, list, driver.answersTo().narrow(), this)));
     }
 
     private void onFreed(Release r, Reply<Done> reply) {
@@ -636,7 +667,7 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
         if (!r.committing) {
             if (r.error != null) {
                 for (int g : r.byGroup.keySet()) driver.tellGroup(g, new AbortFree(r.tx));
-                releasing = null;
+                phase = Idle.INSTANCE;
                 r.replyTo.tell(Reply.fail(r.error));
                 return;
             }
@@ -648,7 +679,7 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
                 driver.tellGroup(g, new CommitFree(r.tx, driver.answersTo().narrow(), this));
             return;
         }
-        releasing = null;
+        phase = Idle.INSTANCE;
         if (r.error != null)
             driver.log().error("file {}: a group refused to commit a release it had prepared: {}", file.name,
                     r.error.getMessage());
@@ -726,8 +757,8 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
             driver.tellGroup(geometry.groupOf(pre.start()), new Unclaim(pre, preWindow, ack));
         }
         if (driver.lastClosed(this)) {
-            if (closingNow == null || closingNow.isEmpty()) handedOver = true;
-            else handOverAfterAcks = true; // the acknowledgements come to this host
+            // The acknowledgements come to this host: it hands the file over once they are in.
+            hosting = closingNow == null || closingNow.isEmpty() ? Hosting.HANDED_OVER : Hosting.HAND_OVER_AFTER_ACKS;
         }
     }
 

@@ -29,7 +29,7 @@
  * ({@code BlockGroup.WindowAsk}), the answer what became of it ({@code BlockGroup.WindowReport}), never an
  * echo. File servers and groups speak {@link org.blockyard.runtime.alloc.GroupFileProtocol}: the groups'
  * answers have a sealed type of their own, not the hosts' commands, and name the asking server by a typed
- * handle. Every actor's protocol is sealed.
+ * handle. Every actor's protocol is sealed, and so is what a file server is doing (its {@code Phase}).
  *
  * <h2>Invariants</h2>
  * No block has two owners; no system-zone block is ever handed out; free plus owned equals the data blocks;
