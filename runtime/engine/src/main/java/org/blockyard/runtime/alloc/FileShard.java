@@ -40,7 +40,7 @@ import org.blockyard.runtime.alloc.GroupFileProtocol.Unclaim;
  */
 public final class FileShard extends AbstractBehavior<HostMessage> {
 
-    /** What the shard's clients, its files' own actors and the allocator send it; groups answer with {@link GroupFileProtocol.Answer}s. */
+    /** What clients, the files' own actors and the allocator send the shard; groups send it {@link GroupFileProtocol.Answer}s. */
     public sealed interface Command extends HostMessage permits Open, WriteFile, FileExtents, Lookup, Delete, Deleting,
             ToFile, DropPrealloc, Passivate, OwnActorStopped, Dropped, UsePolicy, Shutdown {}
 

@@ -23,7 +23,8 @@ import org.blockyard.api.alloc.MapRequest;
 class ClosingClaimTest {
     private static final Geometry G = Geometry.of(4096, 32768, 32768);
 
-    private record Setup(BlockGroup state, BehaviorTestKit<GroupActor.Command> group, TestInbox<GroupFileProtocol.Allocated> answers) {}
+    private record Setup(BlockGroup state, BehaviorTestKit<GroupActor.Command> group,
+                         TestInbox<GroupFileProtocol.Allocated> answers) {}
 
     private static Setup group() {
         BlockGroup state = new BlockGroup(G, 0, ReservationPolicy.of(ReservationPolicy.Mode.EXT3, 8, 8));
