@@ -169,7 +169,7 @@ public final class Stall {
         long at = group.firstDataBlock();
         for (int i = 0; i < spec.searchSlides(); i++) {
             int stride = MIN_STRIDE + rnd.nextInt(MAX_STRIDE - MIN_STRIDE + 1);
-            BlockGroup.Outcome o = group.allocate(new BlockGroup.Request(HOLDER_FILE_BASE + i, at, 1, 0, 2, 0, 0, true,
+            BlockGroup.Outcome o = group.allocate(BlockGroup.Request.of(HOLDER_FILE_BASE + i, at, 1, 0, 2, true,
                     false));
             if (o.start() != at || o.blocks() != 1)
                 throw new IllegalStateException("holder " + i + " did not get block " + at + ": " + o);

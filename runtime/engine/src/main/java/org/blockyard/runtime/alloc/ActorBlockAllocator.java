@@ -600,7 +600,7 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
     /** Returns claimed extents to their groups (a multi-group operation that failed half way). */
     private void giveBack(List<Extent> extents) {
         ExtentChecks.splitByGroup(geometry, extents).forEach((g, list) -> {
-            for (Extent e : list) groups.get(g).tell(new GroupActor.Unclaim(e));
+            for (Extent e : list) groups.get(g).tell(new GroupFileProtocol.Unclaim(e));
         });
     }
 
@@ -621,24 +621,24 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
                     r -> new GroupActor.Free(only.getValue(), r)).thenApply(d -> null);
         }
         long tx = nextTx.incrementAndGet();
-        List<CompletableFuture<GroupActor.Freed>> prepares = new ArrayList<>();
-        byGroup.forEach((g, list) -> prepares.add(this.<GroupActor.Command, GroupActor.Freed>askPlain(groups.get(g),
-                r -> new GroupActor.PrepareFree(tx, list, r)).toCompletableFuture()));
+        List<CompletableFuture<GroupFileProtocol.Freed>> prepares = new ArrayList<>();
+        byGroup.forEach((g, list) -> prepares.add(this.<GroupActor.Command, GroupFileProtocol.Freed>askPlain(groups.get(g),
+                r -> new GroupFileProtocol.PrepareFree(tx, list, r)).toCompletableFuture()));
         CompletableFuture<Void> out = tracked(new CompletableFuture<>());
         CompletableFuture.allOf(prepares.toArray(CompletableFuture[]::new)).whenComplete((x, askError) -> {
             AllocationException bad = askError != null ? typed(askError) : null;
-            for (CompletableFuture<GroupActor.Freed> p : prepares)
+            for (CompletableFuture<GroupFileProtocol.Freed> p : prepares)
                 if (bad == null && !p.join().reply().isOk()) bad = p.join().reply().error();
             if (bad != null) {
                 // Whatever was prepared is let go; a group that never answered lets go on its own, by expiry.
-                for (int g : byGroup.keySet()) groups.get(g).tell(new GroupActor.AbortFree(tx));
+                for (int g : byGroup.keySet()) groups.get(g).tell(new GroupFileProtocol.AbortFree(tx));
                 out.completeExceptionally(bad);
                 return;
             }
             List<CompletableFuture<Done>> commits = new ArrayList<>();
             for (int g : byGroup.keySet())
-                commits.add(this.<GroupActor.Command, GroupActor.Freed>askPlain(groups.get(g),
-                        r -> new GroupActor.CommitFree(tx, r)).thenCompose(f -> f.reply().isOk()
+                commits.add(this.<GroupActor.Command, GroupFileProtocol.Freed>askPlain(groups.get(g),
+                        r -> new GroupFileProtocol.CommitFree(tx, r)).thenCompose(f -> f.reply().isOk()
                         ? CompletableFuture.completedFuture(Done.getInstance())
                         : CompletableFuture.<Done>failedFuture(f.reply().error())).toCompletableFuture());
             CompletableFuture.allOf(commits.toArray(CompletableFuture[]::new)).whenComplete((y, e) -> {

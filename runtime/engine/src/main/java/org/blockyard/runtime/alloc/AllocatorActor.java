@@ -26,7 +26,7 @@ import org.blockyard.api.alloc.Geometry;
  */
 public final class AllocatorActor extends AbstractBehavior<AllocatorActor.Command> {
 
-    public interface Command {}
+    public sealed interface Command permits Groups, Shards, Spawn, Shutdown, UsePolicy, DropPreallocations {}
 
     public record Groups(ActorRef<List<ActorRef<GroupActor.Command>>> replyTo) implements Command {}
 

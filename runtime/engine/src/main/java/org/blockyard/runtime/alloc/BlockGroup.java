@@ -63,29 +63,73 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
     }
 
     /**
-     * A file's allocation request as the group sees it: {@code count} blocks, and with a window up to
-     * {@code prefetch} more right after them from the same window, which the file keeps as its
-     * preallocation. {@code newRun} says the request does not continue the file's last run (so with a
+     * A file's allocation request as the group sees it: {@code count} blocks at {@code goal} (-1: anywhere in
+     * the group), with a window ({@code window}) or without one (null: ext3's {@code noreservation}, or the last
+     * pass before "no space"). {@code newRun} says the request does not continue the file's last run (so with a
      * stripe configured, its new window starts on a stripe boundary).
      */
-    public record Request(long file, long goal, int count, int prefetch, int windowGoalBlocks, long windowBlocks,
-                          long windowHit, boolean reserve, boolean newRun) {
+    public record Request(long file, long goal, int count, boolean newRun, WindowAsk window) {
+        /**
+         * A request for {@code count} blocks and, with a window ({@code reserve}) of goal size
+         * {@code windowGoalBlocks}, up to {@code prefetch} more; no window elsewhere to replace.
+         */
+        public static Request of(long file, long goal, int count, int prefetch, int windowGoalBlocks, boolean reserve,
+                                 boolean newRun) {
+            return new Request(file, goal, count, newRun, reserve ? new WindowAsk(windowGoalBlocks, prefetch, null) : null);
+        }
+
+        /** Blocks the request may take: {@code count}, and the prefetch of a request with a window. */
         int wanted() {
-            return (int) Math.min(Integer.MAX_VALUE, (long) count + prefetch);
+            return window == null ? count : (int) Math.min(Integer.MAX_VALUE, (long) count + window.prefetch());
         }
     }
 
     /**
-     * The outcome of a request: {@code blocks > 0} when allocated, 0 when this group cannot serve it.
-     * Window fields mirror the file's window after the call (0 when it has none here, {@link #DROPPED_WINDOW}
-     * when the call dropped it).
+     * What a request with a window says about it: {@code goalBlocks}, the size the policy last chose for the file's
+     * windows; up to {@code prefetch} blocks more than the request from the window, right after its blocks, which the
+     * file keeps as its preallocation; and, when the file's window is in another group, that window as its group last
+     * reported it ({@code replacing}; else null): a window booked here replaces it, and the policy sizes the new one
+     * from the old one's length and use. A group never asks the file about a window of its own.
      */
-    public record Outcome(long start, int blocks, int windowGoalBlocks, long windowBlocks, long windowHit) {
-        /** {@code windowBlocks} of an answer whose claim dropped the file's window here (a file written whole). */
+    public record WindowAsk(int goalBlocks, int prefetch, Held replacing) {}
+
+    /**
+     * What a group says about a file's window in its answer to a request made with one. The window is the
+     * group's: booked, grown, used and dropped here; the answer says what became of it, and the goal size of the
+     * file's windows, which the policy changes whenever the group sizes a new window.
+     */
+    public sealed interface WindowReport permits Held, NoWindow, Dropped {
+        int goalBlocks();
+    }
+
+    /** The group holds the file's window: {@code blocks} long, {@code hit} of them allocated since it was booked. */
+    public record Held(int goalBlocks, long blocks, long hit) implements WindowReport {}
+
+    /** The group has no window for the file: it had none to give (one it held before is gone). */
+    public record NoWindow(int goalBlocks) implements WindowReport {}
+
+    /** The claim took all it wanted and the group dropped the file's window with it (a file written whole). */
+    public record Dropped(int goalBlocks) implements WindowReport {}
+
+    /**
+     * The outcome of a request: {@code blocks > 0} when allocated from {@code start}, 0 when this group cannot
+     * serve it; {@code window}, what became of the file's window here (null for a request without a window).
+     */
+    public record Outcome(long start, int blocks, WindowReport window) {
+        /** {@link #windowBlocks()} of an answer whose claim dropped the file's window here. */
         public static final long DROPPED_WINDOW = -1;
 
         public boolean allocated() {
             return blocks > 0;
+        }
+
+        /**
+         * The length of the file's window as this answer reports it, for a reader: the window held here, 0 when
+         * the group holds none for the file (or was asked without one), {@link #DROPPED_WINDOW} when it dropped it.
+         */
+        public long windowBlocks() {
+            if (window instanceof Held h) return h.blocks();
+            return window instanceof Dropped ? DROPPED_WINDOW : 0;
         }
     }
 
@@ -283,21 +327,24 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
      */
     public Started begin(Request r) {
         long goal = r.goal() >= firstData && r.goal() < end ? r.goal() : -1;
-        if (!r.reserve()) return new Started(allocateWithoutWindow(r, goal), null);
+        WindowAsk ask = r.window();
+        if (ask == null) return new Started(allocateWithoutWindow(r, goal), null);
         Window w = byFile.get(r.file());
-        long oldBlocks = r.windowBlocks(), oldHit = r.windowHit();
+        // The window being replaced: the file's window here, else the one its group last reported.
+        long oldBlocks = ask.replacing() == null ? 0 : ask.replacing().blocks();
+        long oldHit = ask.replacing() == null ? 0 : ask.replacing().hit();
         if (w != null && !w.provisional) {
             oldBlocks = w.blocks();
             oldHit = w.hit;
             if (goal < 0 || w.contains(goal)) {
                 long from = goal >= 0 ? goal : w.start;
                 if (goal >= 0 && w.end - goal < r.count()) tryToExtend(w, r.count() - (w.end - goal));
-                Outcome o = claimIn(w, from, r.wanted(), r.windowGoalBlocks());
+                Outcome o = claimIn(w, from, r.wanted(), ask.goalBlocks());
                 if (o != null) return new Started(o, null);
             }
             removeWindow(w); // exhausted, or the goal moved away: book a new one (ext3 drops the old first)
         }
-        int size = policy.nextWindowBlocks(r.windowGoalBlocks(), oldHit, oldBlocks, r.count(), (int) dataBlocks());
+        int size = policy.nextWindowBlocks(ask.goalBlocks(), oldHit, oldBlocks, r.count(), (int) dataBlocks());
         if (size <= 0) size = Math.max(1, r.count());
         long from = policy.windowSearchStart(goal, size, this);
         if (from < firstData || from >= end) from = firstData;
@@ -308,7 +355,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
     /** Completes a request whose window search is done. */
     public Outcome finish(WindowSearch s) {
         if (!s.done()) throw new IllegalStateException("window search still running");
-        if (s.window == null) return new Outcome(-1, 0, s.size, 0, 0);
+        if (s.window == null) return new Outcome(-1, 0, new NoWindow(s.size));
         Window w = s.window;
         long from = s.goal >= 0 && w.contains(s.goal) ? s.goal : w.start;
         Outcome o = claimIn(w, from, s.request.wanted(), s.size);
@@ -327,7 +374,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         int n = bitmap.claimRun(f, (int) Math.min(count, w.end - abs(f)));
         changed(f, n, true);
         w.hit += n;
-        return new Outcome(abs(f), n, windowGoalBlocks, w.blocks(), w.hit);
+        return new Outcome(abs(f), n, new Held(windowGoalBlocks, w.blocks(), w.hit));
     }
 
     /** ext3 try_to_extend_reservation: grow the window's end, never into the next window or out of the group. */
@@ -342,7 +389,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         long from = goal >= 0 ? goal : firstData;
         int f = bitmap.nextFree(rel(from), rel(end));
         if (f < 0 && from > firstData) f = bitmap.nextFree(rel(firstData), rel(from));
-        if (f < 0) return new Outcome(-1, 0, r.windowGoalBlocks(), r.windowBlocks(), r.windowHit());
+        if (f < 0) return new Outcome(-1, 0, null);
         if (goal < 0 || abs(f) != goal) {
             // ext3: step back up to 7 blocks so the run starts at the beginning of its free gap.
             int floor = rel(Math.max(from, firstData));
@@ -350,7 +397,7 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         }
         int n = bitmap.claimRun(f, r.count());
         changed(f, n, true);
-        return new Outcome(abs(f), n, r.windowGoalBlocks(), r.windowBlocks(), r.windowHit());
+        return new Outcome(abs(f), n, null);
     }
 
     /** First stripe-aligned block at or after {@code from} with a free stripe-long run (or any free block). */

@@ -15,6 +15,10 @@ import org.blockyard.api.alloc.AllocationPolicy;
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.MapRequest;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Allocated;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Answer;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Freed;
+import org.blockyard.runtime.alloc.GroupFileProtocol.HostMessage;
 
 /**
  * The file protocol ({@link Command}: what a client sends about one file, through its {@link FileHandle}),
@@ -29,9 +33,12 @@ import org.blockyard.api.alloc.MapRequest;
  * goes with the file: from then on it sends to the shard, and the actor is stopped only once no send
  * through it is under way ({@link FileHandle#retire}).
  */
-public final class FileActor extends AbstractBehavior<FileActor.Command> {
+public final class FileActor extends AbstractBehavior<HostMessage> {
 
-    public interface Command {}
+    /** What a file's clients, its shard and its allocator send it. The groups' answers come as {@link Answer}s. */
+    public sealed interface Command extends HostMessage permits Open, GetBlocks, GetBlocksBatch, WriteWhole, Truncate,
+            Purge, MarkWritten, DiscardUnwritten, Close, UsePolicy, Extents, Held, Shutdown, DropPrealloc, Stop,
+            PreallocationsDropped {}
 
     /** Adds a writer (the shard forwards re-opens here); answers the file's handle. */
     public record Open(ActorRef<Reply<FileHandle>> replyTo) implements Command {}
@@ -97,26 +104,27 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
     private record PreallocationsDropped(long blocks) implements Command {}
 
     private final FileServer server;
-    private final ActorRef<FileShard.Command> shard;
+    private final ActorRef<HostMessage> shard;
     private final ActorRef<AllocatorActor.Command> allocator;
     /** What every {@code Open} here answers. */
     private final FileHandle handle;
     private ActorRef<Long> droppedAdapter; // made on the first "no space"
 
-    static Behavior<Command> create(FileServer server, ActorRef<FileShard.Command> shard,
+    /** @param shard the shard that hosts the file, which takes its answers back once the file is handed back */
+    static Behavior<Command> create(FileServer server, ActorRef<HostMessage> shard,
                                     ActorRef<AllocatorActor.Command> allocator, List<ActorRef<GroupActor.Command>> groups) {
-        return Behaviors.setup(ctx -> new FileActor(ctx, server, shard, allocator, groups));
+        return Behaviors.<HostMessage>setup(ctx -> new FileActor(ctx, server, shard, allocator, groups)).narrow();
     }
 
-    private FileActor(ActorContext<Command> context, FileServer server, ActorRef<FileShard.Command> shard,
+    private FileActor(ActorContext<HostMessage> context, FileServer server, ActorRef<HostMessage> shard,
                       ActorRef<AllocatorActor.Command> allocator, List<ActorRef<GroupActor.Command>> groups) {
         super(context);
         this.server = server;
         this.shard = shard;
         this.allocator = allocator;
-        ActorRef<Command> self = context.getSelf();
-        this.handle = new FileHandle(server.file.name, shard, server, self);
-        server.driveBy(new FileServer.ActorDriver(groups, self.narrow(), self.narrow(), context.getLog()) {
+        ActorRef<HostMessage> self = context.getSelf();
+        this.handle = new FileHandle(server.file.name, shard.narrow(), server, self.narrow());
+        server.driveBy(new FileServer.ActorDriver(groups, self.narrow(), context.getLog()) {
             @Override
             public void dropPreallocations(FileServer file) {
                 if (droppedAdapter == null)
@@ -137,19 +145,20 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
     }
 
     @Override
-    public Receive<Command> createReceive() {
+    public Receive<HostMessage> createReceive() {
         return Receives.of(this::serve);
     }
 
-    private Behavior<Command> serve(Command m) {
-        if (m instanceof GroupActor.Allocated a) server.allocated(a);
-        else if (m instanceof GroupActor.Freed f) server.freed(f);
+    private Behavior<HostMessage> serve(HostMessage m) {
+        if (m instanceof Allocated a) server.allocated(a);
+        else if (m instanceof Freed f) server.freed(f);
         else if (m instanceof PreallocationsDropped d) server.preallocationsDropped(d.blocks());
         else if (m instanceof DropPrealloc d) {
             d.replyTo().tell(new PreallocationDrop.Returned(getContext().getSelf(), server.takePreallocation(), List.of()));
         } else if (m instanceof Shutdown s) return onShutdown(s);
         else if (m == Stop.INSTANCE) return Behaviors.stopped();
-        else server.receive(m);
+        else if (m instanceof Command c) server.receive(c);
+        else return Behaviors.unhandled(); // a shard's command: never sent here
         if (server.handedOver()) {
             shard.tell(new FileShard.Passivate(server, handle, server.takeWaiting()));
             return forwarding();
@@ -157,9 +166,12 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
         return this;
     }
 
-    /** After the last close: the shard owns the file again; what still comes here goes there, in order. */
-    private Behavior<Command> forwarding() {
-        return Behaviors.receive(Command.class)
+    /**
+     * After the last close: the shard owns the file again; what still comes here goes there, in order (a group's
+     * answer as it is: it names the file's server, which the shard serves now).
+     */
+    private Behavior<HostMessage> forwarding() {
+        return Behaviors.receive(HostMessage.class)
                 .onMessageEquals(Stop.INSTANCE, Behaviors::stopped)
                 .onMessage(DropPrealloc.class, d -> {
                     d.replyTo().tell(new PreallocationDrop.Returned(getContext().getSelf(), List.of(), List.of()));
@@ -169,19 +181,23 @@ public final class FileActor extends AbstractBehavior<FileActor.Command> {
                     s.replyTo().tell(Done.getInstance());
                     return Behaviors.same();
                 })
-                .onAnyMessage(m -> {
+                .onMessage(Command.class, m -> {
                     shard.tell(new FileShard.ToFile(server, m));
+                    return Behaviors.same();
+                })
+                .onMessage(Answer.class, a -> {
+                    shard.tell(a);
                     return Behaviors.same();
                 })
                 .build();
     }
 
-    private Behavior<Command> onShutdown(Shutdown m) {
+    private Behavior<HostMessage> onShutdown(Shutdown m) {
         AllocationException closed = new AllocationException.Closed("the allocator closed before " + server.file.name
                 + "'s request was served");
         server.shutdown(closed);
         m.replyTo().tell(Done.getInstance());
-        return Behaviors.receive(Command.class)
+        return Behaviors.receive(HostMessage.class)
                 .onAnyMessage(x -> {
                     if (x instanceof Shutdown s) s.replyTo().tell(Done.getInstance());
                     else FileServer.refuse(x, closed);

@@ -187,8 +187,8 @@ final class FileAllocation {
 
     /** The outcome of the last {@link Ask}. */
     Step answer(int group, BlockGroup.Outcome o) {
-        if (walk.reserve()) {
-            int stale = file.windowFrom(group, o);
+        if (walk.reserve() && o.window() != null) {
+            int stale = file.windowFrom(group, o.window());
             if (stale >= 0) groups.discardWindow(stale, file.id);
         }
         if (!o.allocated()) return next();

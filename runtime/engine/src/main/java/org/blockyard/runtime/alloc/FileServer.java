@@ -16,6 +16,16 @@ import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
 import org.blockyard.api.alloc.MapRequest;
+import org.blockyard.runtime.alloc.GroupFileProtocol.AbortFree;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Allocate;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Allocated;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Answer;
+import org.blockyard.runtime.alloc.GroupFileProtocol.CommitFree;
+import org.blockyard.runtime.alloc.GroupFileProtocol.DiscardWindow;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Freed;
+import org.blockyard.runtime.alloc.GroupFileProtocol.PrepareFree;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Tell;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Unclaim;
 
 /**
  * Serves one file's requests ({@link FileActor.Command}s) in order, without a thread or an actor of its
@@ -34,17 +44,14 @@ import org.blockyard.api.alloc.MapRequest;
  * as is the request in progress; a release still being prepared is aborted in its groups; the file goes on
  * with the next request.
  */
-final class FileServer implements FileAllocation.Groups {
+final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker {
 
     /** What the hosting actor provides. */
     interface Driver {
-        void tellGroup(int group, GroupActor.Command message);
+        void tellGroup(int group, GroupFileProtocol.ToGroup message);
 
-        /** Where groups send their {@link GroupActor.Allocated} answers for this file. */
-        ActorRef<GroupActor.Allocated> allocatedTo();
-
-        /** Where groups send their {@link GroupActor.Freed} answers for this file. */
-        ActorRef<GroupActor.Freed> freedTo();
+        /** Where groups send their answers for this file: the hosting actor. */
+        ActorRef<Answer> answersTo();
 
         /** Every open file gives back its preallocation; the answer comes to {@link #preallocationsDropped}. */
         void dropPreallocations(FileServer file);
@@ -64,31 +71,23 @@ final class FileServer implements FileAllocation.Groups {
     /** What every hosting actor's driver shares: groups by number, answers to the actor itself, its log. */
     abstract static class ActorDriver implements Driver {
         private final List<ActorRef<GroupActor.Command>> groups;
-        private final ActorRef<GroupActor.Allocated> allocatedTo;
-        private final ActorRef<GroupActor.Freed> freedTo;
+        private final ActorRef<Answer> answersTo;
         private final Logger log;
 
-        ActorDriver(List<ActorRef<GroupActor.Command>> groups, ActorRef<GroupActor.Allocated> allocatedTo,
-                    ActorRef<GroupActor.Freed> freedTo, Logger log) {
+        ActorDriver(List<ActorRef<GroupActor.Command>> groups, ActorRef<Answer> answersTo, Logger log) {
             this.groups = groups;
-            this.allocatedTo = allocatedTo;
-            this.freedTo = freedTo;
+            this.answersTo = answersTo;
             this.log = log;
         }
 
         @Override
-        public void tellGroup(int group, GroupActor.Command message) {
+        public void tellGroup(int group, GroupFileProtocol.ToGroup message) {
             groups.get(group).tell(message);
         }
 
         @Override
-        public ActorRef<GroupActor.Allocated> allocatedTo() {
-            return allocatedTo;
-        }
-
-        @Override
-        public ActorRef<GroupActor.Freed> freedTo() {
-            return freedTo;
+        public ActorRef<Answer> answersTo() {
+            return answersTo;
         }
 
         @Override
@@ -111,47 +110,53 @@ final class FileServer implements FileAllocation.Groups {
     FileServer openPrev, openNext;
     boolean inOpenList;
     FileHandle handle; // made on the first open through a shard, then reused
-    private boolean handedOver;
     /** The file's own actor while it has one; set and read by its shard only. */
     ActorRef<FileActor.Command> ownActor;
 
-    // The request in progress; at most one of allocating, batch and releasing is set.
-    private FileActor.GetBlocks allocating;
-    private FileActor.GetBlocksBatch batch;
-    private List<BlockRun> batchRuns;
-    /** The {@code WriteWhole} whose batch is in progress: the file is closed before the batch is answered. */
-    private FileActor.WriteWhole whole;
-    // A gap's reservation in progress (FileState#gapEndingAt): before the request in progress (batchFilling), or
-    // before the request waiting at the front of the queue (filling).
-    private boolean filling, batchFilling;
-    private FileAllocation steps;
-    private Release releasing;
+    /** The request in progress, if any, with what belongs to it; the others wait in {@link #waiting}. */
+    private Phase phase = Idle.INSTANCE;
+    private Hosting hosting = Hosting.SERVED;
 
-    /** A last close whose blocks go back to several groups: answered when each acknowledged its part. */
-    private static final class PendingClose {
-        final long tx;
-        int outstanding;
-        final Reply<?> answer;
-        final ActorRef<Reply<?>> replyTo;
+    /** What the file is doing: one request at a time, each phase holding what belongs to that request. */
+    private sealed interface Phase permits Idle, Allocating, Reserving, Batch, Release {}
 
-        PendingClose(long tx, int outstanding, Reply<?> answer, ActorRef<Reply<?>> replyTo) {
-            this.tx = tx;
-            this.outstanding = outstanding;
-            this.answer = answer;
-            this.replyTo = replyTo;
+    /** No request in progress. */
+    private enum Idle implements Phase { INSTANCE }
+
+    /** A getBlocks whose walk, {@code steps}, asks groups; answered at the walk's end. */
+    private record Allocating(FileActor.GetBlocks request, FileAllocation steps) implements Phase {}
+
+    /**
+     * Blocks reserved for the file's gap ({@link FileState#gapEndingAt}) before the request waiting at the front
+     * of the queue, which is served once {@code steps} are over, whether they made the reservation or not.
+     */
+    private record Reserving(FileAllocation steps) implements Phase {}
+
+    /**
+     * A batch's requests, served in order, with the runs answered so far; {@code whole} when the batch is a file
+     * written whole, closed before the batch is answered. While one of its requests asks groups, {@code steps}
+     * is the walk: the request's own, or with {@code reservingGap} the reservation for the gap before it (made or
+     * not, that request is served next, without a second reservation).
+     */
+    private static final class Batch implements Phase {
+        final FileActor.GetBlocksBatch request;
+        final FileActor.WriteWhole whole;
+        final List<BlockRun> runs;
+        FileAllocation steps;
+        boolean reservingGap;
+
+        Batch(FileActor.GetBlocksBatch request, FileActor.WriteWhole whole) {
+            this.request = request;
+            this.whole = whole;
+            this.runs = new ArrayList<>(request.requests().size());
         }
     }
 
-    /** Closes waiting for their groups' acknowledgements; null (almost always) when none. */
-    private List<PendingClose> closingNow;
     /**
-     * The host hands the file over once the last close's acknowledgements are in (they come to this host), unless
-     * the file was opened again meanwhile.
+     * Blocks leaving the file (truncate, discard, purge): held in every group first, then the map changes, then
+     * the groups free them.
      */
-    private boolean handOverAfterAcks;
-
-    /** Blocks leaving the file: held in every group first, then the map changes, then the groups free them. */
-    private static final class Release {
+    private static final class Release implements Phase {
         final long tx;
         final Map<Integer, List<Extent>> byGroup;
         final long blocks;
@@ -171,6 +176,34 @@ final class FileServer implements FileAllocation.Groups {
         }
     }
 
+    /** Whether the file is served here or handed over to another host at its last close ({@link Driver#lastClosed}). */
+    private enum Hosting {
+        /** Served here. */
+        SERVED,
+        /** Handed over once the last close's acknowledgements are in (they come to this host), unless reopened. */
+        HAND_OVER_AFTER_ACKS,
+        /** Handed over: nothing more is served until {@link #resume}. */
+        HANDED_OVER
+    }
+
+    /** A last close whose blocks go back to several groups: answered when each acknowledged its part. */
+    private static final class PendingClose {
+        final long tx;
+        int outstanding;
+        final Reply<?> answer;
+        final ActorRef<Reply<?>> replyTo;
+
+        PendingClose(long tx, int outstanding, Reply<?> answer, ActorRef<Reply<?>> replyTo) {
+            this.tx = tx;
+            this.outstanding = outstanding;
+            this.answer = answer;
+            this.replyTo = replyTo;
+        }
+    }
+
+    /** Closes waiting for their groups' acknowledgements; null (almost always) when none. */
+    private List<PendingClose> closingNow;
+
     FileServer(FileState file, AllocationPolicy policy, VolumeState volume, int preallocMinWindowBlocks, Driver driver) {
         this.file = file;
         this.policy = policy;
@@ -182,12 +215,12 @@ final class FileServer implements FileAllocation.Groups {
 
     @Override
     public void unclaim(Extent e) {
-        driver.tellGroup(geometry.groupOf(e.start()), new GroupActor.Unclaim(e));
+        driver.tellGroup(geometry.groupOf(e.start()), new Unclaim(e));
     }
 
     @Override
     public void discardWindow(int group, long fileId) {
-        driver.tellGroup(group, new GroupActor.DiscardWindow(fileId));
+        driver.tellGroup(group, new DiscardWindow(fileId));
     }
 
     /** Another actor hosts this file from now on (a file that moved to an actor of its own). */
@@ -198,12 +231,12 @@ final class FileServer implements FileAllocation.Groups {
     /** The host this file was handed back to serves it from now on. */
     void resume(Driver d) {
         this.driver = d;
-        this.handedOver = false;
+        this.hosting = Hosting.SERVED;
     }
 
     /** Whether the host handed the file over at its last close (see {@link Driver#lastClosed}). */
     boolean handedOver() {
-        return handedOver;
+        return hosting == Hosting.HANDED_OVER;
     }
 
     /** The requests still waiting, in order, for the next host; the queue is left empty. */
@@ -219,7 +252,16 @@ final class FileServer implements FileAllocation.Groups {
     }
 
     boolean busy() {
-        return allocating != null || batch != null || releasing != null || filling;
+        return phase != Idle.INSTANCE;
+    }
+
+    /** The walk of the request in progress, or null when none asks groups. */
+    private FileAllocation steps() {
+        Phase p = phase;
+        if (p instanceof Allocating a) return a.steps();
+        if (p instanceof Reserving r) return r.steps();
+        if (p instanceof Batch b) return b.steps;
+        return null;
     }
 
     boolean idle() {
@@ -230,7 +272,7 @@ final class FileServer implements FileAllocation.Groups {
 
     /** A request for this file: served now, or queued behind the one in progress. */
     void receive(FileActor.Command m) {
-        if (busy() || handedOver) {
+        if (busy() || handedOver()) {
             if (waiting == null) waiting = new ArrayDeque<>(4);
             if (waiting.size() < QUEUE_CAPACITY) {
                 waiting.add(m);
@@ -245,7 +287,8 @@ final class FileServer implements FileAllocation.Groups {
     }
 
     /** A group's answer to this file's {@code Allocate}. */
-    void allocated(GroupActor.Allocated a) {
+    void allocated(Allocated a) {
+        FileAllocation steps = steps();
         if (steps == null) return; // the request it answers was failed or closed meanwhile
         volume.countMessage();
         // A group that failed or is closed allocated nothing there: the request ends with its error.
@@ -259,6 +302,7 @@ final class FileServer implements FileAllocation.Groups {
 
     /** The answer to {@link Driver#dropPreallocations}. */
     void preallocationsDropped(long blocks) {
+        FileAllocation steps = steps();
         if (steps == null) return;
         volume.countMessage();
         try {
@@ -270,22 +314,19 @@ final class FileServer implements FileAllocation.Groups {
     }
 
     /** A group's answer to this file's {@code PrepareFree} or {@code CommitFree}, or to a close's {@code Unclaim}. */
-    void freed(GroupActor.Freed f) {
+    void freed(Freed f) {
         for (int i = 0; closingNow != null && i < closingNow.size(); i++) {
             PendingClose c = closingNow.get(i);
             if (c.tx != f.tx()) continue;
             if (--c.outstanding == 0) {
                 closingNow.remove(i);
                 c.replyTo.tell(c.answer);
-                if (closingNow.isEmpty() && handOverAfterAcks) {
-                    handOverAfterAcks = false;
-                    if (file.writers == 0) handedOver = true;
-                }
+                if (closingNow.isEmpty() && hosting == Hosting.HAND_OVER_AFTER_ACKS)
+                    hosting = file.writers == 0 ? Hosting.HANDED_OVER : Hosting.SERVED;
             }
             return;
         }
-        Release r = releasing;
-        if (r == null || r.tx != f.tx()) return;
+        if (!(phase instanceof Release r) || r.tx != f.tx()) return;
         volume.countMessage();
         try {
             onFreed(r, f.reply());
@@ -306,18 +347,14 @@ final class FileServer implements FileAllocation.Groups {
      */
     void shutdown(AllocationException closed) {
         file.releaseMapped();
-        filling = batchFilling = false;
-        whole = null;
         if (closingNow != null) for (PendingClose c : closingNow) c.replyTo.tell(Reply.fail(closed));
         closingNow = null;
-        handOverAfterAcks = false;
-        if (allocating != null) allocating.replyTo().tell(Reply.fail(closed));
-        if (batch != null) batch.replyTo().tell(Reply.fail(closed));
-        if (releasing != null) releasing.replyTo.tell(Reply.fail(closed));
-        allocating = null;
-        batch = null;
-        steps = null;
-        releasing = null;
+        if (hosting == Hosting.HAND_OVER_AFTER_ACKS) hosting = Hosting.SERVED;
+        Phase p = phase;
+        phase = Idle.INSTANCE;
+        if (p instanceof Allocating a) a.request().replyTo().tell(Reply.fail(closed));
+        else if (p instanceof Batch b) b.request.replyTo().tell(Reply.fail(closed));
+        else if (p instanceof Release r) r.replyTo.tell(Reply.fail(closed));
         while (waiting != null && !waiting.isEmpty()) refuse(waiting.poll(), closed);
     }
 
@@ -340,7 +377,7 @@ final class FileServer implements FileAllocation.Groups {
 
     /** Serves waiting requests until one has to wait for a group. */
     private void drain() {
-        while (!busy() && !handedOver && waiting != null && !waiting.isEmpty()) {
+        while (!busy() && !handedOver() && waiting != null && !waiting.isEmpty()) {
             serveOrReserve(waiting.poll());
         }
     }
@@ -352,11 +389,11 @@ final class FileServer implements FileAllocation.Groups {
      */
     private void serveOrReserve(FileActor.Command m) {
         try {
-            FileAllocation.Step s = m instanceof FileActor.GetBlocks g && g.create() ? startGapReservation(g.logicalBlock(), -1) : null;
+            FileAllocation.Step s = m instanceof FileActor.GetBlocks g && g.create()
+                    ? startGapReservation(g.logicalBlock(), null, -1) : null;
             if (s != null) {
                 if (waiting == null) waiting = new ArrayDeque<>(4);
                 waiting.addFirst(m);
-                filling = true;
                 step(s);
                 return;
             }
@@ -369,16 +406,21 @@ final class FileServer implements FileAllocation.Groups {
     /**
      * When the file's gap ends at {@code logical}, starts reserving blocks for it: answers the step to take
      * (a group to ask) while the request at {@code logical} waits, or null when it is over at once or there is
-     * no gap. {@code index} is that request's place in a file written whole (its preallocation bounded as the
-     * request's own would be), else -1.
+     * no gap. The request is request {@code index} of {@code batch} (its preallocation bounded in a file written
+     * whole as the request's own would be), or with a null batch the one at the front of the queue.
      */
-    private FileAllocation.Step startGapReservation(long logical, int index) {
+    private FileAllocation.Step startGapReservation(long logical, Batch batch, int index) {
         FileAllocation reserving = FileAllocation.forGap(file, policy, volume, preallocMin, this, logical);
         if (reserving == null) return null;
-        if (whole != null && index >= 0) reserving.wholeFile(batch.requests(), index, false);
+        if (batch != null && batch.whole != null) reserving.wholeFile(batch.request.requests(), index, false);
         FileAllocation.Step s = reserving.start();
         if (s instanceof FileAllocation.Answer) return null; // refused at once: the request answers for itself
-        steps = reserving;
+        if (batch == null) {
+            phase = new Reserving(reserving);
+        } else {
+            batch.steps = reserving;
+            batch.reservingGap = true;
+        }
         return s;
     }
 
@@ -387,29 +429,22 @@ final class FileServer implements FileAllocation.Groups {
      * progress; a release still being prepared is aborted in its groups; the file goes on with the next.
      */
     private void fault(Object m, RuntimeException e) {
-        {
-            String what = m == null ? "a request" : m.getClass().getSimpleName();
-            driver.log().error("file {}: {} failed; answering it with an error", file.name, what, e);
-            file.releaseMapped(); // the runs mapped before the fault stay mapped, and are recorded
-            AllocationException failed = new AllocationException.Failed("file " + file.name + ": " + what + " failed: " + e);
-            // A WriteWhole under way is answered after its close, below.
-            if (m != null && (m != whole || batch == null)) refuse(m, failed);
-            if (allocating != null && allocating != m) allocating.replyTo().tell(Reply.fail(failed));
-            if (batch != null && batch != m) {
-                if (whole != null) closeWriter(Reply.fail(failed), batch.replyTo());
-                else batch.replyTo().tell(Reply.fail(failed));
-            }
-            whole = null;
-            if (releasing != null) {
-                if (!releasing.committing)
-                    for (int g : releasing.byGroup.keySet()) driver.tellGroup(g, new GroupActor.AbortFree(releasing.tx));
-                releasing.replyTo.tell(Reply.fail(failed));
-            }
-            allocating = null;
-            batch = null;
-            steps = null;
-            releasing = null;
-            filling = batchFilling = false;
+        String what = m == null ? "a request" : m.getClass().getSimpleName();
+        driver.log().error("file {}: {} failed; answering it with an error", file.name, what, e);
+        file.releaseMapped(); // the runs mapped before the fault stay mapped, and are recorded
+        AllocationException failed = new AllocationException.Failed("file " + file.name + ": " + what + " failed: " + e);
+        Phase p = phase;
+        phase = Idle.INSTANCE;
+        // A WriteWhole under way is answered after its close, below.
+        if (m != null && !(p instanceof Batch b && b.whole == m)) refuse(m, failed);
+        if (p instanceof Allocating a && a.request() != m) {
+            a.request().replyTo().tell(Reply.fail(failed));
+        } else if (p instanceof Batch b && b.request != m) {
+            if (b.whole != null) closeWriter(Reply.fail(failed), b.request.replyTo());
+            else b.request.replyTo().tell(Reply.fail(failed));
+        } else if (p instanceof Release r) {
+            if (!r.committing) for (int g : r.byGroup.keySet()) driver.tellGroup(g, new AbortFree(r.tx));
+            r.replyTo.tell(Reply.fail(failed));
         }
     }
 
@@ -440,22 +475,26 @@ final class FileServer implements FileAllocation.Groups {
         }
         FileAllocation a = new FileAllocation(file, policy, volume, preallocMin, this, m.logicalBlock(),
                 m.maxBlocks(), m.create());
-        allocating = m;
-        steps = a;
+        phase = new Allocating(m, a);
         step(a.start());
     }
 
     private void onGetBlocksBatch(FileActor.GetBlocksBatch m) {
+        onGetBlocksBatch(m, null);
+    }
+
+    /** A batch, or with {@code whole} the batch of a file written whole. */
+    private void onGetBlocksBatch(FileActor.GetBlocksBatch m, FileActor.WriteWhole whole) {
         volume.countMessage();
         if (m.requests() == null || m.requests().size() > BlockAllocator.MAX_BATCH) {
             m.replyTo().tell(Reply.fail(new AllocationException.InvalidRequest("a batch holds 0 to "
                     + BlockAllocator.MAX_BATCH + " requests, not " + (m.requests() == null ? "null" : m.requests().size()))));
             return;
         }
-        batch = m;
-        batchRuns = new ArrayList<>(m.requests().size());
+        Batch b = new Batch(m, whole);
+        phase = b;
         file.holdMapped(); // released before the batch is answered, whatever the answer
-        runBatch();
+        runBatch(b);
     }
 
     /** Open, batch and close in one request: the close runs when the batch ends, however it ends. */
@@ -465,55 +504,57 @@ final class FileServer implements FileAllocation.Groups {
             return;
         }
         addWriter();
-        whole = m;
-        onGetBlocksBatch(new FileActor.GetBlocksBatch(m.requests(), m.replyTo()));
+        onGetBlocksBatch(new FileActor.GetBlocksBatch(m.requests(), m.replyTo()), m);
     }
 
     /** Serves the batch's requests in order while each is answered at once; returns when one asks a group. */
-    private void runBatch() {
-        while (batchRuns.size() < batch.requests().size()) {
-            MapRequest r = batch.requests().get(batchRuns.size());
+    private void runBatch(Batch b) {
+        List<MapRequest> requests = b.request.requests();
+        while (b.runs.size() < requests.size()) {
+            MapRequest r = requests.get(b.runs.size());
             if (r == null) {
-                endBatch(Reply.fail(new AllocationException.InvalidRequest("request " + batchRuns.size()
+                endBatch(b, Reply.fail(new AllocationException.InvalidRequest("request " + b.runs.size()
                         + " of the batch is null")));
                 return;
             }
             // A request that starts where the file's gap ends waits while blocks are reserved for the gap.
-            FileAllocation.Step reserving = r.create() && !batchFilling
-                    ? startGapReservation(r.logicalBlock(), batchRuns.size()) : null;
+            FileAllocation.Step reserving = r.create() && !b.reservingGap
+                    ? startGapReservation(r.logicalBlock(), b, b.runs.size()) : null;
             if (reserving != null) {
-                batchFilling = true;
                 step(reserving); // the group's answer comes back through step, which goes on here
                 return;
             }
-            batchFilling = false;
+            b.reservingGap = false;
             Reply<BlockRun> now = FileAllocation.atOnce(file, r.logicalBlock(), r.maxBlocks(), r.create());
             if (now == null) {
-                steps = new FileAllocation(file, policy, volume, preallocMin, this, r.logicalBlock(), r.maxBlocks(),
-                        r.create());
-                if (whole != null) steps.wholeFile(batch.requests(), batchRuns.size(), file.writers == 1);
+                FileAllocation steps = new FileAllocation(file, policy, volume, preallocMin, this, r.logicalBlock(),
+                        r.maxBlocks(), r.create());
+                if (b.whole != null) steps.wholeFile(requests, b.runs.size(), file.writers == 1);
+                b.steps = steps;
                 FileAllocation.Step s = steps.start();
                 if (!(s instanceof FileAllocation.Answer a)) {
                     step(s);
                     return;
                 }
+                b.steps = null;
                 now = a.reply();
             }
-            if (!batchAnswer(now)) return;
+            if (!batchAnswer(b, now)) return;
         }
-        endBatch(Reply.ok(List.copyOf(batchRuns)));
+        endBatch(b, Reply.ok(List.copyOf(b.runs)));
     }
 
-    /** Takes one request's answer; false when it ended the batch. */
-    private boolean batchAnswer(Reply<BlockRun> reply) {
-        MapRequest r = batch.requests().get(batchRuns.size());
+    /** Takes the answer to the batch's next request; false when it ended the batch. */
+    private boolean batchAnswer(Batch b, Reply<BlockRun> reply) {
+        List<MapRequest> requests = b.request.requests();
+        MapRequest r = requests.get(b.runs.size());
         file.answered(r.logicalBlock(), r.maxBlocks(), r.create(), reply);
         if (!reply.isOk()) {
             AllocationException e = reply.error();
-            endBatch(Reply.fail(batch.requests().size() == 1 ? e : withIndex(e, batchRuns.size(), batch.requests().size())));
+            endBatch(b, Reply.fail(requests.size() == 1 ? e : withIndex(e, b.runs.size(), requests.size())));
             return false;
         }
-        batchRuns.add(reply.value());
+        b.runs.add(reply.value());
         return true;
     }
 
@@ -527,49 +568,37 @@ final class FileServer implements FileAllocation.Groups {
         return e;
     }
 
-    private void endBatch(Reply<List<BlockRun>> reply) {
-        FileActor.GetBlocksBatch m = batch;
-        batch = null;
-        batchRuns = null;
-        steps = null;
+    private void endBatch(Batch b, Reply<List<BlockRun>> reply) {
+        phase = Idle.INSTANCE;
         file.releaseMapped();
-        if (whole != null) {
-            whole = null;
-            closeWriter(reply, m.replyTo());
-        } else {
-            m.replyTo().tell(reply);
-        }
+        if (b.whole != null) closeWriter(reply, b.request.replyTo());
+        else b.request.replyTo().tell(reply);
     }
 
     private void step(FileAllocation.Step s) {
         if (s instanceof FileAllocation.Ask ask) {
             // The answer names this server, so a shard hands it over without a lookup.
-            driver.tellGroup(ask.group(), new GroupActor.Allocate(ask.request(), driver.allocatedTo(), this,
-                    ask.closing()));
+            driver.tellGroup(ask.group(), new Allocate(ask.request(), driver.answersTo().narrow(), this, ask.closing()));
             return;
         }
         if (s instanceof FileAllocation.DropPreallocations) {
             driver.dropPreallocations(this);
             return;
         }
-        if (batch != null) {
-            if (batchFilling) { // the reservation is over, made or not; the request it stood before is next
-                steps = null;
-                runBatch();
-            } else if (batchAnswer(((FileAllocation.Answer) s).reply())) {
-                runBatch();
-            }
-            return;
+        Reply<BlockRun> reply = ((FileAllocation.Answer) s).reply();
+        Phase p = phase;
+        if (p instanceof Batch b) {
+            b.steps = null;
+            if (b.reservingGap) runBatch(b); // the reservation is over, made or not; the request it stood before is next
+            else if (batchAnswer(b, reply)) runBatch(b);
+        } else if (p instanceof Reserving) { // the request waiting at the front of the queue is served next (drain)
+            phase = Idle.INSTANCE;
+        } else if (p instanceof Allocating a) {
+            phase = Idle.INSTANCE;
+            answer(a.request(), reply);
+        } else {
+            throw new IllegalStateException("file " + file.name + ": an answer while " + p);
         }
-        if (filling) { // the request waiting at the front of the queue is served next (drain)
-            filling = false;
-            steps = null;
-            return;
-        }
-        FileActor.GetBlocks m = allocating;
-        allocating = null;
-        steps = null;
-        answer(m, ((FileAllocation.Answer) s).reply());
     }
 
     private void answer(FileActor.GetBlocks m, Reply<BlockRun> reply) {
@@ -627,9 +656,9 @@ final class FileServer implements FileAllocation.Groups {
         }
         long blocks = 0;
         for (Extent e : extents) blocks += e.blocks();
-        releasing = new Release(file.nextTx(), byGroup, blocks, apply, replyTo);
-        byGroup.forEach((g, list) -> driver.tellGroup(g,
-                new GroupActor.PrepareFree(releasing.tx, list, driver.freedTo(), this)));
+        Release r = new Release(file.nextTx(), byGroup, blocks, apply, replyTo);
+        phase = r;
+        byGroup.forEach((g, list) -> driver.tellGroup(g, new PrepareFree(r.tx, list, driver.answersTo().narrow(), this)));
     }
 
     private void onFreed(Release r, Reply<Done> reply) {
@@ -637,8 +666,8 @@ final class FileServer implements FileAllocation.Groups {
         if (--r.outstanding > 0) return;
         if (!r.committing) {
             if (r.error != null) {
-                for (int g : r.byGroup.keySet()) driver.tellGroup(g, new GroupActor.AbortFree(r.tx));
-                releasing = null;
+                for (int g : r.byGroup.keySet()) driver.tellGroup(g, new AbortFree(r.tx));
+                phase = Idle.INSTANCE;
                 r.replyTo.tell(Reply.fail(r.error));
                 return;
             }
@@ -647,10 +676,10 @@ final class FileServer implements FileAllocation.Groups {
             r.committing = true;
             r.outstanding = r.byGroup.size();
             for (int g : r.byGroup.keySet())
-                driver.tellGroup(g, new GroupActor.CommitFree(r.tx, driver.freedTo(), this));
+                driver.tellGroup(g, new CommitFree(r.tx, driver.answersTo().narrow(), this));
             return;
         }
-        releasing = null;
+        phase = Idle.INSTANCE;
         if (r.error != null)
             driver.log().error("file {}: a group refused to commit a release it had prepared: {}", file.name,
                     r.error.getMessage());
@@ -716,22 +745,20 @@ final class FileServer implements FileAllocation.Groups {
         } else if (onlyIn(reserved, geometry.groupOf(pre.start()))) {
             // One group frees everything: its answer, after the frees sent it before, answers the close.
             for (Extent e : reserved) unclaim(e);
-            driver.tellGroup(geometry.groupOf(pre.start()), GroupActor.Unclaim.closing(pre, preWindow, closed, to));
+            driver.tellGroup(geometry.groupOf(pre.start()), new Unclaim(pre, preWindow, new Tell<>(to, closed)));
         } else {
             // Reservations in other groups: each group acknowledges each part, and the last acknowledgement
             // answers the close, so a free count read after the close counts every block the file held.
             long tx = file.nextTx();
             if (closingNow == null) closingNow = new ArrayList<>(1);
             closingNow.add(new PendingClose(tx, reserved.size() + 1, closed, to));
-            GroupActor.Freed ack = new GroupActor.Freed(tx, Reply.ok(Done.getInstance()), this);
-            for (Extent e : reserved)
-                driver.tellGroup(geometry.groupOf(e.start()), GroupActor.Unclaim.closing(e, -1, ack, driver.freedTo()));
-            driver.tellGroup(geometry.groupOf(pre.start()), GroupActor.Unclaim.closing(pre, preWindow, ack,
-                    driver.freedTo()));
+            Tell<Answer> ack = new Tell<>(driver.answersTo(), new Freed(tx, Reply.ok(Done.getInstance()), this));
+            for (Extent e : reserved) driver.tellGroup(geometry.groupOf(e.start()), new Unclaim(e, -1, ack));
+            driver.tellGroup(geometry.groupOf(pre.start()), new Unclaim(pre, preWindow, ack));
         }
         if (driver.lastClosed(this)) {
-            if (closingNow == null || closingNow.isEmpty()) handedOver = true;
-            else handOverAfterAcks = true; // the acknowledgements come to this host
+            // The acknowledgements come to this host: it hands the file over once they are in.
+            hosting = closingNow == null || closingNow.isEmpty() ? Hosting.HANDED_OVER : Hosting.HAND_OVER_AFTER_ACKS;
         }
     }
 

@@ -18,6 +18,10 @@ import org.blockyard.api.alloc.AllocationPolicy;
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.MapRequest;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Allocated;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Freed;
+import org.blockyard.runtime.alloc.GroupFileProtocol.HostMessage;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Unclaim;
 
 /**
  * One part of the file table, as an actor: it keeps the files whose names hash to it (their
@@ -30,13 +34,15 @@ import org.blockyard.api.alloc.MapRequest;
  *
  * <p>Opening a file costs one message and, for a new file, the policy's choice of home group.
  *
- * <p>Answers from groups name the file ({@link GroupActor.Allocated#file()}) or the release
- * ({@link GroupActor.Freed#tx()}), so the shard hands each to its file. "Give back every preallocation"
- * rounds are shared: files that run out of space while one round is on their way wait for its answer.
+ * <p>Answers from groups hand back the server that asked ({@link GroupFileProtocol.Asker}), so the shard gives
+ * each to its file without a lookup. "Give back every preallocation" rounds are shared: files that run out of
+ * space while one round is on their way wait for its answer.
  */
-public final class FileShard extends AbstractBehavior<FileShard.Command> {
+public final class FileShard extends AbstractBehavior<HostMessage> {
 
-    public interface Command {}
+    /** What clients, the files' own actors and the allocator send the shard; groups send it {@link GroupFileProtocol.Answer}s. */
+    public sealed interface Command extends HostMessage permits Open, WriteFile, FileExtents, Lookup, Delete, Deleting,
+            ToFile, DropPrealloc, Passivate, OwnActorStopped, Dropped, UsePolicy, Shutdown {}
 
     /** Opens {@code file} (creating it on first open) and answers its handle. */
     public record Open(String file, ActorRef<Reply<FileHandle>> replyTo) implements Command {}
@@ -118,8 +124,8 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
     static Behavior<Command> create(AllocatorSettings settings, AllocationPolicy policy, VolumeState volume,
                                     List<ActorRef<GroupActor.Command>> groups, ActorRef<AllocatorActor.Command> allocator,
                                     int index, int shards, long ownActorAfterBlocks) {
-        return Behaviors.setup(ctx -> new FileShard(ctx, settings, policy, volume, groups, allocator, index, shards,
-                ownActorAfterBlocks));
+        return Behaviors.<HostMessage>setup(ctx -> new FileShard(ctx, settings, policy, volume, groups, allocator, index,
+                shards, ownActorAfterBlocks)).narrow();
     }
 
     /** The shard of {@code file} among {@code shards}. */
@@ -127,7 +133,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         return Math.floorMod(file.hashCode() * 0x9E3779B1, shards);
     }
 
-    private FileShard(ActorContext<Command> context, AllocatorSettings settings, AllocationPolicy policy,
+    private FileShard(ActorContext<HostMessage> context, AllocatorSettings settings, AllocationPolicy policy,
                       VolumeState volume, List<ActorRef<GroupActor.Command>> groups,
                       ActorRef<AllocatorActor.Command> allocator, int index, int shards, long ownActorAfterBlocks) {
         super(context);
@@ -140,8 +146,8 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         this.index = index;
         this.shards = shards;
         this.droppedAdapter = context.messageAdapter(Long.class, Dropped::new);
-        ActorRef<Command> self = context.getSelf();
-        this.driver = new FileServer.ActorDriver(groups, self.narrow(), self.narrow(), context.getLog()) {
+        ActorRef<HostMessage> self = context.getSelf();
+        this.driver = new FileServer.ActorDriver(groups, self.narrow(), context.getLog()) {
             @Override
             public void dropPreallocations(FileServer file) {
                 waitingForDrop.add(file);
@@ -153,7 +159,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
 
             @Override
             public FileHandle handle(FileServer file) {
-                if (file.handle == null) file.handle = new FileHandle(file.file.name, self, file);
+                if (file.handle == null) file.handle = new FileHandle(file.file.name, self.narrow(), file);
                 return file.handle;
             }
 
@@ -166,12 +172,12 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
     }
 
     @Override
-    public Receive<Command> createReceive() {
+    public Receive<HostMessage> createReceive() {
         return Receives.of(this::guarded);
     }
 
     /** Serves one message; a fault answers it with {@code Failed} and the shard goes on. */
-    private Behavior<Command> guarded(Command m) {
+    private Behavior<HostMessage> guarded(HostMessage m) {
         try {
             if (closed) {
                 refuse(m, new AllocationException.Closed("the allocator is closed"));
@@ -187,13 +193,13 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         return this;
     }
 
-    private void serve(Command m) {
+    private void serve(HostMessage m) {
         if (m instanceof ToFile t) onToFile(t);
-        else if (m instanceof GroupActor.Allocated a) onAllocated(a);
+        else if (m instanceof Allocated a) onAllocated(a);
         else if (m instanceof Open o) open(o.file(), o.replyTo(), new FileActor.Open(o.replyTo()));
         else if (m instanceof WriteFile w)
             open(w.file(), w.replyTo(), new FileActor.WriteWhole(w.requests(), w.replyTo()));
-        else if (m instanceof GroupActor.Freed f) onFreed(f);
+        else if (m instanceof Freed f) onFreed(f);
         else if (m instanceof FileExtents x) onFileExtents(x);
         else if (m instanceof Lookup l) onLookup(l);
         else if (m instanceof Delete d) onDelete(d);
@@ -207,7 +213,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         else throw new IllegalArgumentException("unknown message " + m);
     }
 
-    private void refuse(Command m, AllocationException e) {
+    private void refuse(HostMessage m, AllocationException e) {
         if (m instanceof ToFile t) FileServer.refuse(t.command(), e);
         else if (m instanceof Open o) o.replyTo().tell(Reply.fail(e));
         else if (m instanceof WriteFile w) w.replyTo().tell(Reply.fail(e));
@@ -218,7 +224,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         else if (m instanceof DropPrealloc d) d.replyTo().tell(new PreallocationDrop.Returned(getContext().getSelf(), List.of()));
         else if (m instanceof Shutdown s) s.replyTo().tell(List.of());
         else if (m instanceof Passivate p) p.handle().retire();
-        else if (m instanceof GroupActor.Allocated a) giveBackLate(a);
+        else if (m instanceof Allocated a) giveBackLate(a);
     }
 
     /**
@@ -298,7 +304,7 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         }
         FileServer server = s;
         @SuppressWarnings({"unchecked", "rawtypes"})
-        akka.japi.function.Function<ActorRef<Reply>, Command> purge =
+        akka.japi.function.Function<ActorRef<Reply>, HostMessage> purge =
                 r -> new ToFile(server, new FileActor.Purge((ActorRef) r));
         getContext().ask(Reply.class, getContext().getSelf(), DELETE_TIMEOUT, purge,
                 (r, e) -> new Deleting(server, m, r, e));
@@ -384,8 +390,9 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         if (s.file.writers > 0) volume.fileClosed(s.file.homeGroup);
         s.file.writers = 0;
         for (Extent pre : s.file.dropPreallocations())
-            groups.get(volume.geometry().groupOf(pre.start())).tell(new GroupActor.Unclaim(pre));
-        if (s.file.windowGroup >= 0) groups.get(s.file.windowGroup).tell(new GroupActor.DiscardWindow(s.file.id));
+            groups.get(volume.geometry().groupOf(pre.start())).tell(new Unclaim(pre));
+        if (s.file.windowGroup >= 0)
+            groups.get(s.file.windowGroup).tell(new GroupFileProtocol.DiscardWindow(s.file.id));
         s.file.windowDiscarded();
         deletesAfterHandBack(s);
     }
@@ -406,20 +413,20 @@ public final class FileShard extends AbstractBehavior<FileShard.Command> {
         if (deletes != null) for (Delete d : deletes) onDelete(d);
     }
 
-    private void onAllocated(GroupActor.Allocated a) {
-        // Every file's Allocate carries its server as the tag: the shard keeps no map of files by id.
-        if (a.tag() instanceof FileServer s) s.allocated(a);
+    private void onAllocated(Allocated a) {
+        // Every file's Allocate names its server: the shard keeps no map of files by id.
+        if (a.asker() instanceof FileServer s) s.allocated(a);
         else giveBackLate(a);
     }
 
     /** An allocation no file waits for (its request failed meanwhile): its blocks go back. */
-    private void giveBackLate(GroupActor.Allocated a) {
+    private void giveBackLate(Allocated a) {
         if (a.outcome() != null && a.outcome().allocated())
-            groups.get(a.group()).tell(new GroupActor.Unclaim(new Extent(a.outcome().start(), a.outcome().blocks())));
+            groups.get(a.group()).tell(new Unclaim(new Extent(a.outcome().start(), a.outcome().blocks())));
     }
 
-    private void onFreed(GroupActor.Freed f) {
-        if (f.tag() instanceof FileServer s) s.freed(f);
+    private void onFreed(Freed f) {
+        if (f.asker() instanceof FileServer s) s.freed(f);
     }
 
     private AllocationException unknown(String file, FileServer s) {

@@ -12,8 +12,9 @@ import org.blockyard.api.alloc.Extent;
 /**
  * What a file knows about its own blocks: its extent map (logical run to physical run, written or
  * unwritten), the ext3 goal state ({@code last_alloc_logical_block}, {@code last_alloc_physical_block}),
- * and a mirror of its reservation window (goal size, the group holding it, its length and hits). Owned by
- * one {@link FileActor} (or the global-lock baseline under its lock); not thread-safe.
+ * its preallocation, and what it needs to ask for its next window (the goal size, the group holding the
+ * window and that group's last word on it; the window itself is the group's). Owned by the one actor
+ * serving the file (or a lock baseline under its lock); not thread-safe.
  *
  * <p>Invariant: mapped runs never overlap, logically or physically; adjacent runs that are contiguous
  * both logically and physically and in the same state (both written or both unwritten) are kept merged,
@@ -109,10 +110,16 @@ public final class FileState {
 
     long lastLogical = -1;
     long lastPhysical = -1;
+    // The reservation window is its group's (BlockGroup books, grows, uses and drops it); the file keeps what it
+    // needs to ask for its next block. The goal size of its windows, the policy's, as the last group that sized one
+    // said; it is what the file asks for, how much it prefetches, and which groups a walk skips.
     int windowGoalBlocks;
+    // The group that holds its window, or held it last (a window a group could not replace is gone there), or -1:
+    // where a close, truncate or policy switch drops it, and whether a walk treats the file as having one.
     int windowGroup = -1;
-    long windowBlocks;
-    long windowHit;
+    // That group's last word on the window: shown to a group asked to book the next one elsewhere, which sizes it
+    // from the one it replaces. Null with no window.
+    BlockGroup.Held window;
     int writers;
 
     public FileState(long id, String name, int homeGroup, int initialWindowBlocks) {
@@ -528,16 +535,16 @@ public final class FileState {
 
     /**
      * The request this file sends group {@code group} for {@code count} blocks at {@code goal}, in the
-     * pass {@code walk} is in: the goal only in the goal group; with a window, the prefetch for the
-     * preallocation (at most {@code prefetchCap}) and the mirror of a window held in another group (a group
-     * knows its own).
+     * pass {@code walk} is in: the goal only in the goal group; with a window, its goal size, the prefetch for
+     * the preallocation (at most {@code prefetchCap}) and, to a group other than the one holding it, the window
+     * as that group last reported it (a group knows its own).
      */
     BlockGroup.Request requestFor(int group, GroupWalk walk, long goal, int count, int preallocMinWindowBlocks,
                                   long prefetchCap) {
-        boolean here = windowGroup == group;
-        return new BlockGroup.Request(id, walk.isGoalGroup(group) ? goal : -1, count,
-                walk.reserve() ? (int) Math.min(prefetch(preallocMinWindowBlocks), prefetchCap) : 0, windowGoalBlocks,
-                here ? 0 : windowBlocks, here ? 0 : windowHit, walk.reserve(), goal != lastPhysical + 1);
+        BlockGroup.WindowAsk ask = walk.reserve() ? new BlockGroup.WindowAsk(windowGoalBlocks,
+                (int) Math.min(prefetch(preallocMinWindowBlocks), prefetchCap), windowGroup == group ? null : window)
+                : null;
+        return new BlockGroup.Request(id, walk.isGoalGroup(group) ? goal : -1, count, goal != lastPhysical + 1, ask);
     }
 
     /** Maps a fresh run of which the first {@code count} blocks were asked for; keeps the rest as preallocation. */
@@ -605,31 +612,28 @@ public final class FileState {
     }
 
     /**
-     * Takes the window mirror from a group's answer to a request made with a window. Answers the group
-     * whose window the file must now discard (its window moved to {@code group}), or -1.
+     * Takes what group {@code group} said about the file's window in its answer to a request made with one.
+     * Answers the group whose window the file must now discard (its window moved to {@code group}), or -1.
      */
-    int windowFrom(int group, BlockGroup.Outcome o) {
-        windowGoalBlocks = o.windowGoalBlocks();
-        if (o.windowBlocks() <= 0) {
-            // A closing claim dropped the window this group held (DROPPED_WINDOW): nothing is left to discard.
-            if (o.windowBlocks() == BlockGroup.Outcome.DROPPED_WINDOW && group == windowGroup) {
-                windowGroup = -1;
-                windowBlocks = 0;
-                windowHit = 0;
-            }
-            return -1;
+    int windowFrom(int group, BlockGroup.WindowReport report) {
+        windowGoalBlocks = report.goalBlocks();
+        if (report instanceof BlockGroup.Held held) {
+            int old = windowGroup != group ? windowGroup : -1;
+            windowGroup = group;
+            window = held;
+            return old;
         }
-        int old = windowGroup != group ? windowGroup : -1;
-        windowGroup = group;
-        windowBlocks = o.windowBlocks();
-        windowHit = o.windowHit();
-        return old;
+        // A closing claim dropped the window this group held: nothing is left to discard.
+        if (report instanceof BlockGroup.Dropped && group == windowGroup) {
+            windowGroup = -1;
+            window = null;
+        }
+        return -1;
     }
 
     void windowDiscarded() {
         clearGap(); // on close, truncate or a policy change: the caller's next request starts afresh
         windowGroup = -1;
-        windowBlocks = 0;
-        windowHit = 0;
+        window = null;
     }
 }

@@ -22,13 +22,21 @@ import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.AllocationPolicy;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.runtime.alloc.GroupFileProtocol.AbortFree;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Allocate;
+import org.blockyard.runtime.alloc.GroupFileProtocol.CommitFree;
+import org.blockyard.runtime.alloc.GroupFileProtocol.DiscardWindow;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Freed;
+import org.blockyard.runtime.alloc.GroupFileProtocol.PrepareFree;
+import org.blockyard.runtime.alloc.GroupFileProtocol.Unclaim;
 
 /**
  * One block group as an actor: it owns the group's {@link BlockGroup} (bitmap, windows, free count), so
  * allocation needs no lock. Every message is served in turn, except that a window search longer than
  * one slice ({@code searchSliceWords} bitmap words) is continued by messages the actor sends itself:
  * between slices it serves everything else, and only a request aimed at the space a provisional window
- * may slide into waits in the stash until that search is over (seed 000, Tweedie's proposal).
+ * may slide into waits in the stash until that search is over (seed 000, Tweedie's proposal). What file
+ * servers send it and what it answers them is {@link GroupFileProtocol}; the rest of its protocol is here.
  *
  * <p>Faults: every message is answered. A handler that throws (a bug here, or a policy plugin that threw)
  * answers the request it was serving with {@link AllocationException.Failed}, and the group recovers in
@@ -40,81 +48,12 @@ import org.blockyard.api.alloc.Geometry;
  */
 public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
 
-    public interface Command {}
-
-    /** A file's request; answered with {@link Allocated} (0 blocks when this group cannot serve it). */
-    public record Allocate(BlockGroup.Request request, ActorRef<Allocated> replyTo, Object tag, boolean closing)
-            implements Command {
-        public Allocate(BlockGroup.Request request, ActorRef<Allocated> replyTo) {
-            this(request, replyTo, null, false);
-        }
-
-        public Allocate(BlockGroup.Request request, ActorRef<Allocated> replyTo, Object tag) {
-            this(request, replyTo, tag, false);
-        }
-    }
-
-    /**
-     * The answer to {@link Allocate}; file actors take it directly, without an adapter. {@code error} is
-     * set (and {@code outcome} null) when the group failed or is closed.
-     */
-    public record Allocated(int group, long file, BlockGroup.Outcome outcome, AllocationException error, Object tag)
-            implements FileActor.Command, FileShard.Command {
-        public Allocated(int group, long file, BlockGroup.Outcome outcome) {
-            this(group, file, outcome, null, null);
-        }
-    }
-
-    /**
-     * The answer to {@link PrepareFree} and {@link CommitFree}, naming the release it answers (a file shard
-     * hosts many files' releases at once).
-     */
-    public record Freed(long tx, Reply<Done> reply, Object tag) implements FileActor.Command, FileShard.Command {
-        public Freed(long tx, Reply<Done> reply) {
-            this(tx, reply, null);
-        }
-    }
-
-    /** ext3_discard_reservation for one file. */
-    public record DiscardWindow(long file) implements Command {}
-
-    /** A file gives back its unused preallocation (no answer: it cannot fail unless the file is wrong). */
-    public record Unclaim(Extent extent, long discardWindowOf, Object answer, ActorRef<Object> answerTo)
-            implements Command {
-        public Unclaim(Extent extent) {
-            this(extent, -1, null, null);
-        }
-
-        /**
-         * A file's last close in one message: drops the file's window here (when {@code discardWindowOf} is a
-         * file id), frees its preallocation {@code extent}, then tells {@code answer} to {@code answerTo}, so a
-         * free count read after the close counts those blocks. {@code answerTo} takes {@code answer}'s type: a
-         * close's own answer, the runs of a file written whole, or a {@link Freed} to the file's host when the
-         * close frees blocks in several groups and is answered once all of them did.
-         */
-        @SuppressWarnings({"unchecked", "rawtypes"})
-        public static Unclaim closing(Extent extent, long discardWindowOf, Object answer, ActorRef<?> answerTo) {
-            return new Unclaim(extent, discardWindowOf, answer, (ActorRef) answerTo);
-        }
-    }
+    /** What a group takes: a file server's requests ({@link GroupFileProtocol.ToGroup}) and the messages below. */
+    public sealed interface Command permits GroupFileProtocol.ToGroup, Free, ClaimExtents, FreeRuns, Inspect, Count, Lend,
+            GiveBack, UsePolicy, Shutdown, ContinueSearch, ExpirePrepared {}
 
     /** Frees extents of this group, all or none. */
     public record Free(List<Extent> extents, ActorRef<Reply<Done>> replyTo) implements Command {}
-
-    /** First phase of a release across groups: check and hold the extents; nothing is freed yet. */
-    public record PrepareFree(long tx, List<Extent> extents, ActorRef<Freed> replyTo, Object tag) implements Command {
-        public PrepareFree(long tx, List<Extent> extents, ActorRef<Freed> replyTo) {
-            this(tx, extents, replyTo, null);
-        }
-    }
-
-    public record CommitFree(long tx, ActorRef<Freed> replyTo, Object tag) implements Command {
-        public CommitFree(long tx, ActorRef<Freed> replyTo) {
-            this(tx, replyTo, null);
-        }
-    }
-
-    public record AbortFree(long tx) implements Command {}
 
     public record ClaimExtents(BlockGroup.ExtentClaim claim, ActorRef<Reply<List<Extent>>> replyTo)
             implements Command {}
@@ -261,16 +200,16 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
 
     /** Answers {@code m} (if it expects an answer) with {@code error}; changes nothing. */
     private Behavior<Command> refuse(Command m, AllocationException error) {
-        if (m instanceof Allocate a) a.replyTo().tell(new Allocated(group, a.request().file(), null, error, a.tag()));
+        if (m instanceof Allocate a) a.replyTo().tell(a.answer(group, null, error));
         else if (m instanceof Free f) f.replyTo().tell(Reply.fail(error));
-        else if (m instanceof PrepareFree p) p.replyTo().tell(new Freed(p.tx(), Reply.fail(error), p.tag()));
-        else if (m instanceof CommitFree c) c.replyTo().tell(new Freed(c.tx(), Reply.fail(error), c.tag()));
+        else if (m instanceof PrepareFree p) p.replyTo().tell(new Freed(p.tx(), Reply.fail(error), p.asker()));
+        else if (m instanceof CommitFree c) c.replyTo().tell(new Freed(c.tx(), Reply.fail(error), c.asker()));
         else if (m instanceof ClaimExtents c) c.replyTo().tell(Reply.fail(error));
         else if (m instanceof FreeRuns f) f.replyTo().tell(Reply.fail(error));
         else if (m instanceof Inspect i) i.replyTo().tell(Reply.fail(error));
         else if (m instanceof Count c) c.replyTo().tell(Reply.fail(error));
         else if (m instanceof Shutdown s) s.replyTo().tell(Done.getInstance());
-        else if (m instanceof Unclaim u && u.answerTo() != null) u.answerTo().tell(u.answer());
+        else if (m instanceof Unclaim u && u.then() != null) u.then().send();
         else if (m instanceof GiveBack b && b.done() != null) b.done().completeExceptionally(error);
         else if (m instanceof Lend l) l.session().refillOver(l.piece());
         return this;
@@ -285,7 +224,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         // Searches in progress may have seen the state the fault left: answer them and start afresh.
         for (Running r : running) {
             r.search().abandon();
-            r.ask().replyTo().tell(new Allocated(group, r.ask().request().file(), null, failed, r.ask().tag()));
+            r.ask().replyTo().tell(r.ask().answer(group, null, failed));
         }
         running.clear();
         try {
@@ -303,7 +242,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         AllocationException c = new AllocationException.Closed("the allocator closed while this request was served");
         for (Running r : running) {
             r.search().abandon();
-            r.ask().replyTo().tell(new Allocated(group, r.ask().request().file(), null, c, r.ask().tag()));
+            r.ask().replyTo().tell(r.ask().answer(group, null, c));
         }
         running.clear();
         prepared.clear();
@@ -362,18 +301,20 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     }
 
     /**
-     * Answers {@code ask}, naming its file and echoing its tag. A {@code closing} request (a file written whole,
-     * whose every remaining block this claim holds) that got all it wanted drops the file's window here at once,
-     * as its close would: the answer then mirrors no window, and the close has nothing to send this group.
+     * Answers {@code ask}, handing back the handle of the server that asked. A {@code closing} request (a file
+     * written whole, whose every remaining block this claim holds) that got all it wanted drops the file's window
+     * here at once, as its close would: the answer then says the window was dropped, and the close has nothing
+     * to send this group.
      */
     private void reply(Allocate ask, BlockGroup.Outcome outcome) {
         if (ask.closing() && outcome.allocated() && outcome.blocks() >= ask.request().wanted()) {
             state.discardWindow(ask.request().file());
-            outcome = new BlockGroup.Outcome(outcome.start(), outcome.blocks(), outcome.windowGoalBlocks(),
-                    BlockGroup.Outcome.DROPPED_WINDOW, 0);
+            if (outcome.window() != null)
+                outcome = new BlockGroup.Outcome(outcome.start(), outcome.blocks(),
+                        new BlockGroup.Dropped(outcome.window().goalBlocks()));
         }
         if (outcome.allocated()) publish();
-        ask.replyTo().tell(new Allocated(group, ask.request().file(), outcome, null, ask.tag()));
+        ask.replyTo().tell(ask.answer(group, outcome, null));
     }
 
     private Behavior<Command> onDiscardWindow(DiscardWindow m) {
@@ -389,7 +330,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         if (bad != null) getContext().getLog().error("group {}: returned preallocation {} refused: {}", group, m.extent(),
                 bad.getMessage());
         publish();
-        if (m.answerTo() != null) m.answerTo().tell(m.answer());
+        if (m.then() != null) m.then().send();
         return this;
     }
 
@@ -413,12 +354,12 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
         if (bad == null) bad = book.takeBack(m.extents()); // an abort leaves them allocated, as they were
         if (bad == null) bad = state.checkFree(m.extents());
         if (bad != null) {
-            m.replyTo().tell(new Freed(m.tx(), Reply.fail(bad), m.tag()));
+            m.replyTo().tell(new Freed(m.tx(), Reply.fail(bad), m.asker()));
             return this;
         }
         prepared.put(m.tx(), m.extents());
         timers.startSingleTimer(new ExpirePrepared(m.tx()), preparedExpiry);
-        m.replyTo().tell(new Freed(m.tx(), Reply.ok(Done.getInstance()), m.tag()));
+        m.replyTo().tell(new Freed(m.tx(), Reply.ok(Done.getInstance()), m.asker()));
         return this;
     }
 
@@ -430,7 +371,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
                 ? new AllocationException.InvalidRequest("no prepared release " + m.tx() + " in group " + group)
                 : state.free(extents);
         publish();
-        m.replyTo().tell(new Freed(m.tx(), bad == null ? Reply.ok(Done.getInstance()) : Reply.fail(bad), m.tag()));
+        m.replyTo().tell(new Freed(m.tx(), bad == null ? Reply.ok(Done.getInstance()) : Reply.fail(bad), m.asker()));
         return this;
     }
 

@@ -32,9 +32,9 @@ import org.blockyard.api.alloc.MapRequest;
  *   <li>Group {@code g}'s lock guards {@code groups[g]} (bitmap, run index, windows). Its holder republishes
  *       the group's figures in {@link VolumeState} (free count, longest free run, run sizes present) before
  *       it lets go.</li>
- *   <li>A file's lock ({@link File}) guards its {@link FileState}: extent map, goal, window mirror,
- *       preallocation, writers. Calls on one file are served one at a time, calls on different files run
- *       at once.</li>
+ *   <li>A file's lock ({@link File}) guards its {@link FileState}: extent map, goal, what it keeps to ask
+ *       for its next window, preallocation, writers. Calls on one file are served one at a time, calls on
+ *       different files run at once.</li>
  *   <li>The file table is a concurrent map; a deleted file is marked under its lock before it leaves the
  *       map, so a caller that found it retries with the name's next file.</li>
  * </ul>

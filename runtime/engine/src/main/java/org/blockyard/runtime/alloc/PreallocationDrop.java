@@ -27,7 +27,7 @@ import org.blockyard.api.alloc.Geometry;
  */
 final class PreallocationDrop extends AbstractBehavior<PreallocationDrop.Command> {
 
-    interface Command {}
+    sealed interface Command permits Returned, FileGone, Freed {}
 
     /**
      * An answer to the round: the preallocations {@code from} gave up, and the actors that answer for
@@ -87,7 +87,7 @@ final class PreallocationDrop extends AbstractBehavior<PreallocationDrop.Command
 
     private Behavior<Command> onReturned(Returned m) {
         if (byGroup != null) { // too late for this round: free it all the same
-            for (Extent e : m.extents()) groups.get(geometry.groupOf(e.start())).tell(new GroupActor.Unclaim(e));
+            for (Extent e : m.extents()) groups.get(geometry.groupOf(e.start())).tell(new GroupFileProtocol.Unclaim(e));
             return this;
         }
         returned.addAll(m.extents());

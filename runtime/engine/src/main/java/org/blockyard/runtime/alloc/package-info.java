@@ -12,11 +12,24 @@
  *       {@link org.blockyard.runtime.alloc.FileShard} (a hash of its name) and served there by a
  *       {@link org.blockyard.runtime.alloc.FileServer}, or lent to the file's own
  *       {@link org.blockyard.runtime.alloc.FileActor} while a proven stream is open: the extent map
- *       (written and unwritten runs), the ext3 goal state, the window mirror, the preallocation.</li>
+ *       (written and unwritten runs), the ext3 goal state, the preallocation, and what the file needs to ask
+ *       for its next block (below).</li>
  *   <li>{@link org.blockyard.runtime.alloc.VolumeState}: what every group publishes for walks to read without
  *       a message (free blocks with a volume total, the longest free run and the run sizes present, the
  *       fragmentation score's sums, open files per home group).</li>
  * </ul>
+ *
+ * <h2>One owner per fact</h2>
+ * A reservation window is its group's: booked, extended, used and dropped in its {@code BlockGroup}, copied
+ * nowhere. A file keeps only what it needs to ask for its next block: the goal size of its windows (the
+ * policy's, carried by a group's answer whenever the group sized a window), the group holding its window (to
+ * drop it; a walk treats the file as having one), and that group's last report on it
+ * ({@code BlockGroup.Held}), shown only to a group asked to book the next window elsewhere, since the policy
+ * sizes a window from the one it replaces. A request says what it asks of the window
+ * ({@code BlockGroup.WindowAsk}), the answer what became of it ({@code BlockGroup.WindowReport}), never an
+ * echo. File servers and groups speak {@link org.blockyard.runtime.alloc.GroupFileProtocol}: the groups'
+ * answers have a sealed type of their own, not the hosts' commands, and name the asking server by a typed
+ * handle. Every actor's protocol is sealed, and so is what a file server is doing (its {@code Phase}).
  *
  * <h2>Invariants</h2>
  * No block has two owners; no system-zone block is ever handed out; free plus owned equals the data blocks;

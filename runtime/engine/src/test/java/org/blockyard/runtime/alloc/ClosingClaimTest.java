@@ -23,7 +23,8 @@ import org.blockyard.api.alloc.MapRequest;
 class ClosingClaimTest {
     private static final Geometry G = Geometry.of(4096, 32768, 32768);
 
-    private record Setup(BlockGroup state, BehaviorTestKit<GroupActor.Command> group, TestInbox<GroupActor.Allocated> answers) {}
+    private record Setup(BlockGroup state, BehaviorTestKit<GroupActor.Command> group,
+                         TestInbox<GroupFileProtocol.Allocated> answers) {}
 
     private static Setup group() {
         BlockGroup state = new BlockGroup(G, 0, ReservationPolicy.of(ReservationPolicy.Mode.EXT3, 8, 8));
@@ -34,7 +35,7 @@ class ClosingClaimTest {
     /** One block and {@code prefetch} more for file 1, in a window of {@code windowBlocks}. */
     private static BlockGroup.Outcome claim(Setup s, int prefetch, int windowBlocks, boolean closing) {
         long goal = s.state().firstDataBlock() + 100;
-        s.group().run(new GroupActor.Allocate(new BlockGroup.Request(1, goal, 1, prefetch, windowBlocks, 0, 0, true,
+        s.group().run(new GroupFileProtocol.Allocate(BlockGroup.Request.of(1, goal, 1, prefetch, windowBlocks, true,
                 false), s.answers().getRef(), null, closing));
         return s.answers().receiveMessage().outcome();
     }

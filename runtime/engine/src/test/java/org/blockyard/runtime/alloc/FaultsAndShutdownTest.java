@@ -244,8 +244,8 @@ class FaultsAndShutdownTest {
             group.tell(new GroupActor.ClaimExtents(new BlockGroup.ExtentClaim(8, 1, 0, 1, -1, true), claims.getRef()));
             List<Extent> held = claims.receiveMessage().value();
             TestProbe<Reply<Done>> replies = kit.createTestProbe();
-            TestProbe<GroupActor.Freed> freed = kit.createTestProbe();
-            group.tell(new GroupActor.PrepareFree(7, held, freed.getRef()));
+            TestProbe<GroupFileProtocol.Freed> freed = kit.createTestProbe();
+            group.tell(new GroupFileProtocol.PrepareFree(7, held, freed.getRef()));
             assertTrue(freed.receiveMessage().reply().isOk());
             group.tell(new GroupActor.Free(held, replies.getRef()));
             assertInstanceOf(AllocationException.DoubleFree.class, replies.receiveMessage().error(),
@@ -256,7 +256,7 @@ class FaultsAndShutdownTest {
                 assertTrue(replies.receiveMessage().isOk(), "the prepared release was not aborted");
                 return null;
             });
-            group.tell(new GroupActor.CommitFree(7, freed.getRef()));
+            group.tell(new GroupFileProtocol.CommitFree(7, freed.getRef()));
             assertInstanceOf(AllocationException.InvalidRequest.class, freed.receiveMessage().reply().error(),
                     "a commit after the expiry finds nothing to commit");
         } finally {

@@ -29,7 +29,7 @@ class FileShardTest {
     private final VolumeState volume = new VolumeState(g);
     private final List<TestInbox<GroupActor.Command>> groups = List.of(TestInbox.create(), TestInbox.create());
     private final TestInbox<AllocatorActor.Command> allocator = TestInbox.create();
-    private final BehaviorTestKit<FileShard.Command> shard;
+    private final BehaviorTestKit<GroupFileProtocol.HostMessage> shard;
 
     FileShardTest() {
         for (int i = 0; i < 2; i++) volume.publishFree(i, 4000);
@@ -37,7 +37,7 @@ class FileShardTest {
         for (TestInbox<GroupActor.Command> t : groups) refs.add(t.getRef());
         AllocatorSettings settings = AllocatorSettings.of(g, ReservationPolicy.extended());
         shard = BehaviorTestKit.create(FileShard.create(settings, settings.policy(), volume, refs, allocator.getRef(),
-                0, 1, 64));
+                0, 1, 64).unsafeCast());
     }
 
     private FileHandle open(String name) {
@@ -46,18 +46,18 @@ class FileShardTest {
         return opened.receiveMessage().get();
     }
 
-    private GroupActor.Allocate nextAsk() {
+    private GroupFileProtocol.Allocate nextAsk() {
         for (TestInbox<GroupActor.Command> t : groups)
             while (t.hasMessages()) {
                 GroupActor.Command c = t.receiveMessage();
-                if (c instanceof GroupActor.Allocate a) return a;
+                if (c instanceof GroupFileProtocol.Allocate a) return a;
             }
         throw new AssertionError("no group was asked for blocks");
     }
 
-    private static GroupActor.Allocated answer(GroupActor.Allocate ask, long start, int blocks) {
-        return new GroupActor.Allocated(0, ask.request().file(), new BlockGroup.Outcome(start, blocks, 8, 8, 1), null,
-                ask.tag());
+    private static GroupFileProtocol.Allocated answer(GroupFileProtocol.Allocate ask, long start, int blocks) {
+        return new GroupFileProtocol.Allocated(0, new BlockGroup.Outcome(start, blocks, new BlockGroup.Held(8, 8, 1)), null,
+                ask.asker());
     }
 
     /** Writes 64 blocks to {@code f} (a proven stream), closes it and opens it again: answers its new actor. */
@@ -82,14 +82,14 @@ class FileShardTest {
         FileHandle f = open("/f");
         TestInbox<Reply<BlockRun>> first = TestInbox.create(), second = TestInbox.create();
         shard.run(f.wrap(new FileActor.GetBlocks(0, 1, true, first.getRef())));
-        GroupActor.Allocate ask = nextAsk();
+        GroupFileProtocol.Allocate ask = nextAsk();
         shard.run(f.wrap(new FileActor.GetBlocks(1, 1, true, second.getRef())));
         assertFalse(second.hasMessages(), "the second request waits for the first");
         assertFalse(groups.get(0).hasMessages(), "and is not sent to a group yet");
 
         shard.run(answer(ask, 100, 1));
         assertEquals(new BlockRun(0, 100, 1, true, true), first.receiveMessage().get());
-        GroupActor.Allocate next = nextAsk();
+        GroupFileProtocol.Allocate next = nextAsk();
         assertEquals(101, next.request().goal(), "appending: the goal is the block after the last one");
         assertEquals(ask.request().file(), next.request().file());
     }
@@ -99,9 +99,9 @@ class FileShardTest {
         FileHandle a = open("/a"), b = open("/b");
         TestInbox<Reply<BlockRun>> ra = TestInbox.create(), rb = TestInbox.create();
         shard.run(a.wrap(new FileActor.GetBlocks(0, 1, true, ra.getRef())));
-        GroupActor.Allocate askA = nextAsk();
+        GroupFileProtocol.Allocate askA = nextAsk();
         shard.run(b.wrap(new FileActor.GetBlocks(0, 1, true, rb.getRef())));
-        GroupActor.Allocate askB = nextAsk();
+        GroupFileProtocol.Allocate askB = nextAsk();
         assertTrue(askA.request().file() != askB.request().file(), "each file has its own id");
 
         shard.run(answer(askB, 200, 1)); // b's group answers first
@@ -116,7 +116,7 @@ class FileShardTest {
         FileHandle f = open("/f");
         TestInbox<Reply<BlockRun>> first = TestInbox.create(), waiting = TestInbox.create(), refused = TestInbox.create();
         shard.run(f.wrap(new FileActor.GetBlocks(0, 1, true, first.getRef())));
-        GroupActor.Allocate ask = nextAsk();
+        GroupFileProtocol.Allocate ask = nextAsk();
         for (int i = 0; i < FileServer.QUEUE_CAPACITY; i++)
             shard.run(f.wrap(new FileActor.GetBlocks(1 + i, 1, true, waiting.getRef())));
         shard.run(f.wrap(new FileActor.GetBlocks(50_000, 1, true, refused.getRef())));
@@ -165,7 +165,7 @@ class FileShardTest {
         // Its last close hands the file back with the request that waited behind the close.
         TestInbox<Reply<BlockRun>> behind = TestInbox.create();
         FileServer server = ((FileShard.ToFile) f.wrap(new FileActor.Extents(null))).server();
-        FileHandle ownHandle = new FileHandle("/stream", shard.getRef(), server, own);
+        FileHandle ownHandle = new FileHandle("/stream", shard.getRef().narrow(), server, own);
         shard.run(new FileShard.Passivate(server, ownHandle, List.of(new FileActor.GetBlocks(64, 1, true, behind.getRef()))));
         assertEquals(FileActor.Stop.INSTANCE, ownInbox.receiveMessage(), "the actor is stopped");
         TestInbox<Reply<BlockRun>> throughItsHandle = TestInbox.create();
@@ -198,12 +198,12 @@ class FileShardTest {
 
     @Test
     void aFilesOwnActorHandsTheFileBackAtItsLastCloseAndForwardsWhatComesLater() {
-        TestInbox<FileShard.Command> shardInbox = TestInbox.create();
+        TestInbox<GroupFileProtocol.HostMessage> shardInbox = TestInbox.create();
         FileState state = new FileState(7, "/f", 0, 8);
         FileServer server = new FileServer(state, ReservationPolicy.extended(), volume, 64, null);
         List<ActorRef<GroupActor.Command>> refs = List.of(groups.get(0).getRef(), groups.get(1).getRef());
-        BehaviorTestKit<FileActor.Command> own = BehaviorTestKit.create(FileActor.create(server, shardInbox.getRef(),
-                allocator.getRef(), refs));
+        BehaviorTestKit<GroupFileProtocol.HostMessage> own = BehaviorTestKit.create(FileActor.create(server,
+                shardInbox.getRef(), allocator.getRef(), refs).unsafeCast());
         TestInbox<Reply<FileHandle>> opened = TestInbox.create();
         own.run(new FileActor.Open(opened.getRef()));
         assertTrue(opened.receiveMessage().isOk());
@@ -211,7 +211,7 @@ class FileShardTest {
         TestInbox<Reply<BlockRun>> first = TestInbox.create(), behind = TestInbox.create(), later = TestInbox.create();
         TestInbox<Reply<Boolean>> closed = TestInbox.create();
         own.run(new FileActor.GetBlocks(0, 1, true, first.getRef()));
-        GroupActor.Allocate ask = nextAsk();
+        GroupFileProtocol.Allocate ask = nextAsk();
         own.run(new FileActor.Close(closed.getRef())); // waits behind the allocation
         own.run(new FileActor.GetBlocks(1, 1, true, behind.getRef())); // waits behind the close
         own.run(answer(ask, 100, 1));

@@ -28,8 +28,8 @@ class FreeRunIndexTest {
                 int what = rnd.nextInt(10);
                 if (what < 3) {
                     long goal = group.start() + rnd.nextInt(256);
-                    BlockGroup.Outcome o = group.allocate(new BlockGroup.Request(rnd.nextInt(6), goal, 1 + rnd.nextInt(6),
-                            rnd.nextInt(3), 4, 0, 0, rnd.nextInt(4) > 0, rnd.nextBoolean()));
+                    BlockGroup.Outcome o = group.allocate(BlockGroup.Request.of(rnd.nextInt(6), goal, 1 + rnd.nextInt(6),
+                            rnd.nextInt(3), 4, rnd.nextInt(4) > 0, rnd.nextBoolean()));
                     if (o.allocated()) owned.add(new Extent(o.start(), o.blocks()));
                 } else if (what < 6) {
                     int unit = rnd.nextBoolean() ? 1 : 4;

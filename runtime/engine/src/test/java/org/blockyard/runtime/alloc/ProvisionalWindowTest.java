@@ -31,7 +31,7 @@ class ProvisionalWindowTest {
         long base = group.firstDataBlock() + 1000;
         for (int i = 0; i < HOLDERS; i++) {
             long at = base + (long) STRIDE * i;
-            BlockGroup.Outcome o = group.allocate(new BlockGroup.Request(10_000 + i, at, 1, 0, 2, 0, 0, true, false));
+            BlockGroup.Outcome o = group.allocate(BlockGroup.Request.of(10_000 + i, at, 1, 0, 2, true, false));
             assertEquals(at, o.start(), "holder " + i + " got its block");
             group.markUsed(at + 2, STRIDE - 2);
         }
@@ -50,21 +50,21 @@ class ProvisionalWindowTest {
         long base = state.firstDataBlock() + 1000;
         long stretchEnd = base + (long) STRIDE * HOLDERS;
         BehaviorTestKit<GroupActor.Command> group = BehaviorTestKit.create(GroupActor.create(state, volume, 1, 1000));
-        TestInbox<GroupActor.Allocated> xs = TestInbox.create(), ys = TestInbox.create(), zs = TestInbox.create();
+        TestInbox<GroupFileProtocol.Allocated> xs = TestInbox.create(), ys = TestInbox.create(), zs = TestInbox.create();
 
         // X: a window of 8 searched from the start of the fragmented stretch: its first slice only.
-        group.run(new GroupActor.Allocate(new BlockGroup.Request(1, base, 1, 0, 8, 0, 0, true, false), xs.getRef()));
+        group.run(new GroupFileProtocol.Allocate(BlockGroup.Request.of(1, base, 1, 0, 8, true, false), xs.getRef()));
         assertFalse(xs.hasMessages(), "X's search goes on in slices");
         assertTrue(group.selfInbox().hasMessages(), "X continues by a message to itself");
 
         // Y: aimed at the free space before the stretch, elsewhere in the group: served at once.
-        group.run(new GroupActor.Allocate(new BlockGroup.Request(2, state.firstDataBlock(), 1, 0, 8, 0, 0, true, false),
+        group.run(new GroupFileProtocol.Allocate(BlockGroup.Request.of(2, state.firstDataBlock(), 1, 0, 8, true, false),
                 ys.getRef()));
         BlockGroup.Outcome y = ys.receiveMessage().outcome();
         assertTrue(y.allocated() && y.start() < base, "Y was served while X searched: " + y);
 
         // Z: aimed right after the stretch, where X's window will end up: it waits.
-        group.run(new GroupActor.Allocate(new BlockGroup.Request(3, stretchEnd + 2, 1, 0, 8, 0, 0, true, false),
+        group.run(new GroupFileProtocol.Allocate(BlockGroup.Request.of(3, stretchEnd + 2, 1, 0, 8, true, false),
                 zs.getRef()));
         assertFalse(zs.hasMessages(), "Z waits behind X's provisional window");
 
@@ -92,7 +92,7 @@ class ProvisionalWindowTest {
         VolumeState v2 = new VolumeState(Geometry.of(4096, 1 << 20, 1 << 20));
         BlockGroup whole = fragmentedGroup(v1), sliced = fragmentedGroup(v2);
         long base = whole.firstDataBlock() + 1000;
-        BlockGroup.Request r = new BlockGroup.Request(1, base, 1, 0, 8, 0, 0, true, false);
+        BlockGroup.Request r = BlockGroup.Request.of(1, base, 1, 0, 8, true, false);
         BlockGroup.Outcome expected = whole.allocate(r);
         BlockGroup.WindowSearch s = sliced.begin(r).search();
         int slices = 1;
@@ -111,7 +111,7 @@ class ProvisionalWindowTest {
     void aSliceStopsAfterABoundedNumberOfSlides() {
         BlockGroup group = fragmentedGroup(new VolumeState(Geometry.of(4096, 1 << 20, 1 << 20)));
         long base = group.firstDataBlock() + 1000;
-        BlockGroup.WindowSearch s = group.begin(new BlockGroup.Request(1, base, 1, 0, 8, 0, 0, true, false)).search();
+        BlockGroup.WindowSearch s = group.begin(BlockGroup.Request.of(1, base, 1, 0, 8, true, false)).search();
         int words = 512, slices = 1;
         while (!s.run(words, false)) slices++;
         int maxSlidesPerSlice = words / BlockGroup.WindowSearch.SLIDE_WORDS + 1;

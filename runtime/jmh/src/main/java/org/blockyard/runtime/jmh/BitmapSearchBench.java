@@ -97,7 +97,7 @@ public class BitmapSearchBench {
      */
     @Benchmark
     public long windowSearch() {
-        BlockGroup.Outcome o = group.allocate(new BlockGroup.Request(FILE, group.firstDataBlock(), 1, 0, 8, 0, 0,
+        BlockGroup.Outcome o = group.allocate(BlockGroup.Request.of(FILE, group.firstDataBlock(), 1, 0, 8,
                 true, false));
         group.discardWindow(FILE);
         if (o.allocated()) group.free(List.of(new Extent(o.start(), o.blocks())));

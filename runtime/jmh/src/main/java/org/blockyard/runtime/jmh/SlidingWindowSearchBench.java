@@ -49,7 +49,7 @@ public class SlidingWindowSearchBench {
         group = new BlockGroup(g, 1, ReservationPolicy.ext3());
         long at = group.firstDataBlock();
         for (int i = 0; i < slides; i++) {
-            BlockGroup.Outcome o = group.allocate(new BlockGroup.Request(FILE + 1 + i, at, 1, 0, 2, 0, 0, true, false));
+            BlockGroup.Outcome o = group.allocate(BlockGroup.Request.of(FILE + 1 + i, at, 1, 0, 2, true, false));
             if (o.start() != at) throw new IllegalStateException("holder " + i + " missed block " + at);
             group.markUsed(at + 2, STRIDE - 2);
             at += STRIDE;
@@ -58,7 +58,7 @@ public class SlidingWindowSearchBench {
 
     @Benchmark
     public long slidingSearch() {
-        BlockGroup.Outcome o = group.allocate(new BlockGroup.Request(FILE, group.firstDataBlock(), 1, 0, 8, 0, 0,
+        BlockGroup.Outcome o = group.allocate(BlockGroup.Request.of(FILE, group.firstDataBlock(), 1, 0, 8,
                 true, false));
         group.discardWindow(FILE);
         if (o.allocated()) group.free(List.of(new Extent(o.start(), o.blocks())));
