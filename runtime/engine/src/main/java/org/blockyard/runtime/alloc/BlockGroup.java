@@ -416,10 +416,10 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
     public final class WindowSearch {
         /**
          * What one slide of the window costs against a slice's word budget. Booking the next candidate (a
-         * gap search among the booked windows and two tree updates) took about 0.3 us in {@code bench
-         * stall} (2,000 slides in 650 us), against about a nanosecond per bitmap word, so a budget of
-         * words alone let one message run a whole 2,000-slide search: the stretch is only 500 words long.
-         * Charged as 16 words, a default slice of 512 words makes at most 32 slides, about 10 us.
+         * gap search among the booked windows and two tree updates) costs some hundreds of times a bitmap
+         * word's scan ({@code bench stall} measures both: docs/perf/stall.md), so a budget of words alone let
+         * one message run a whole 2,000-slide search: the stretch is only 500 words long. Charged as 16
+         * words, a default slice of 512 words makes at most 32 slides.
          */
         static final int SLIDE_WORDS = 16;
         final Request request;

@@ -37,7 +37,7 @@ import java.util.concurrent.TimeUnit;
  *       behind what waits, as any task. So a successor waits at most for the rest of the task that submitted
  *       it, and a chain cannot keep a worker from its queue. Pushing it while nothing waits would only wake
  *       an idle worker to steal it: one client's files written whole, four hops each, paid that wake-up every
- *       sixteenth file (p99 41 against 16 to 18 µs).</li>
+ *       sixteenth file, and it showed in their p99 ({@code bench smallfiles --whole-file}).</li>
  *   <li>A task that throws is reported to its thread's uncaught-exception handler, and its successor is
  *       still run or pushed.</li>
  *   <li>A successor is never lost: one the pool refuses (it was shut down after the submitter was
