@@ -91,6 +91,7 @@ class ShellBenchTest {
         assertTrue(run("blockyard:scheduler fifo").startsWith("noop deadline anticipatory cfq [fifo]"), all());
         String started = run("blockyard:bench " + file);
         assertTrue(started.contains("bench started: load.conf: 4 jobs, 5 clones"), started);
+        assertTrue(started.contains("load.conf: reads.thinktime: below the host's scheduler tick"), started);
 
         // While it runs: stats shows its submissions growing; a second run is refused.
         await("the bench's submissions in blockyard:stats", WAIT, () -> {

@@ -79,6 +79,13 @@ public final class EngineRun {
         if (!unused.isEmpty())
             notes.add(label + String.join(", ", unused) + ": not used; the jobs run on the host's engine: its "
                     + target.device() + " device, and the elevator and policy it runs (blockyard:scheduler, blockyard:policy)");
+        // Think times are scheduled messages, in the engine's actor system: its scheduler rounds them up to its tick
+        // (bench run gives its own clients a 1 ms tick; the host's system keeps Akka's).
+        Duration tick = target.allocator().system().settings().config().getDuration("akka.scheduler.tick-duration");
+        for (JobSpec j : workload.jobs())
+            if (j.engine() == Engine.QUEUE && j.thinkNanos() > 0 && j.thinkNanos() < tick.toNanos())
+                notes.add(label + j.name() + ".thinktime: below the host's scheduler tick (akka.scheduler.tick-duration, "
+                        + tick.toMillis() + " ms), so each think time lasts a tick");
         checkQueueJobs();
         checkAllocationJobs();
     }
