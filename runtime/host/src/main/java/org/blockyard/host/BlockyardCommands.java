@@ -10,6 +10,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
+import org.apache.felix.service.command.CommandSession;
 import org.apache.felix.service.command.Descriptor;
 import org.blockyard.api.alloc.AllocatorStats;
 import org.blockyard.api.io.ElevatorDescriptor;
@@ -27,10 +28,10 @@ import org.blockyard.runtime.alloc.ActorBlockAllocator;
  * ({@code --exec}) that ends the script.
  */
 public final class BlockyardCommands {
-    static final String[] FUNCTIONS = {"scheduler", "policy", "tunables", "stats", "log", "shutdown"};
+    static final String[] FUNCTIONS = {"scheduler", "policy", "tunables", "stats", "bench", "log", "shutdown"};
     /** Every function with its arguments, for {@code run --help} (a test checks it names each of {@link #FUNCTIONS}). */
     static final String SYNOPSIS = "blockyard:scheduler [NAME], blockyard:policy [NAME], blockyard:tunables NAME [KEY VALUE],"
-            + " blockyard:stats, blockyard:log, blockyard:shutdown";
+            + " blockyard:stats, blockyard:bench [JOBFILE|stop|wait], blockyard:log, blockyard:shutdown";
 
     /** How long a command waits for the engine's answer; the engine answers in microseconds when well. */
     private static final Duration ANSWER = Duration.ofSeconds(30);
@@ -195,6 +196,32 @@ public final class BlockyardCommands {
                         + "%d messages, %d search slices, %d stashed%n",
                 host.store().allocator().policy(), a.freeBlocks(), a.dataBlocks(), a.windows(), a.provisionalSearches(),
                 a.messages(), a.searchSlices(), a.stashed());
+        String bench = host.bench().status();
+        if (bench != null) o.println(bench);
+    }
+
+    @Descriptor("run the jobs of a workload file (docs/jobs.md) in the background, on the host's engine with the io"
+            + " scheduler and policy it runs; stop: end it (what is in flight is answered); wait: wait for its report;"
+            + " alone: where it is")
+    public void bench(CommandSession session,
+                      @Descriptor("JOBFILE [--KEY=VALUE...], stop or wait") String... args) throws InterruptedException {
+        if (args.length == 0) {
+            out().println(host.bench().describe());
+            return;
+        }
+        if (args.length == 1 && args[0].equals("stop")) {
+            out().println(host.bench().stop());
+            return;
+        }
+        if (args.length == 1 && args[0].equals("wait")) {
+            String report = host.bench().await();
+            out().print(report.endsWith("\n") ? report : report + "\n");
+            return;
+        }
+        java.nio.file.Path dir = session.currentDir();
+        java.nio.file.Path file = dir != null ? dir.resolve(args[0]) : java.nio.file.Path.of(args[0]);
+        for (String line : host.bench().start(host, file, java.util.Arrays.asList(args).subList(1, args.length),
+                session.getConsole())) out().println(line);
     }
 
     @Descriptor("what the host said about plugins: refused, fell back, not a bundle, cannot resolve, FileInstall's traces")

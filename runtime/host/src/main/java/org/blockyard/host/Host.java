@@ -100,6 +100,7 @@ public final class Host implements AutoCloseable {
     private final Path deploy;
     private final CountDownLatch shutdownRequested = new CountDownLatch(1);
     private final List<ServiceRegistration<?>> shellRegistrations = new ArrayList<>();
+    private final ShellBench bench = new ShellBench();
     private boolean closed;
 
     private Host(FileStore store, Framework framework, TunableOverlay overlay,
@@ -167,6 +168,7 @@ public final class Host implements AutoCloseable {
             framework = newFramework(storage, deploy, poll);
             framework.init();
             host = new Host(store, framework, overlay, io.setup().tunables(), io.setup().requestedElevator(), deploy, poll);
+            host.bench.engine(h.getString("device"), io.submitTimeout());
             host.startShellAndBundles(frameworkBundles, plugins);
             framework.start();
             LOG.info("host running: {} bundles, deploy folder {}", framework.getBundleContext().getBundles().length,
@@ -294,6 +296,10 @@ public final class Host implements AutoCloseable {
         return overlay;
     }
 
+    ShellBench bench() {
+        return bench;
+    }
+
     /** The configured value of each tunable of elevator {@code id} (before shell overrides). */
     Map<String, Long> configuredTunables(String id) {
         return configuredTunables.getOrDefault(id, Map.of());
@@ -337,6 +343,7 @@ public final class Host implements AutoCloseable {
         if (closed) return;
         closed = true;
         requestShutdown();
+        bench.close(); // a running blockyard:bench ends before the engine closes under it
         deployWatch.close();
         for (ServiceTracker<?, ?> t : List.of(elevatorTracker, policyTracker)) {
             try {

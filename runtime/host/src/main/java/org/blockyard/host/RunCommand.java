@@ -78,6 +78,8 @@ public final class RunCommand implements Callable<Integer> {
                 if (opened[0] != null) opened[0].close();
                 throw e;
             }
+            host.bench().readOnly("volume", "the host runs on the durable volume " + volume + " (a write would go"
+                    + " over its blocks, an allocation around its journal)");
         }
         // The host closes the store (queue, actors); then the volume commits, checkpoints and is marked clean.
         Runnable stop = () -> {

@@ -1,7 +1,7 @@
 package org.blockyard.plugin.fifo;
 
 import org.blockyard.api.io.ElevatorFactory;
-import org.blockyard.runtime.io.ElevatorContract;
+import org.blockyard.testkit.ElevatorContract;
 
 /** The plugin's elevator keeps the queue's contract: every request issued once, merges, switching, FLUSH order. */
 class FifoElevatorContractTest extends ElevatorContract {

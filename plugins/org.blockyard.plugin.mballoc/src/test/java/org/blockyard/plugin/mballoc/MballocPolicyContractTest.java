@@ -1,7 +1,7 @@
 package org.blockyard.plugin.mballoc;
 
 import org.blockyard.api.alloc.AllocationPolicyFactory;
-import org.blockyard.runtime.alloc.PolicyContract;
+import org.blockyard.testkit.PolicyContract;
 
 /** The plugin's policy keeps the allocator contract (conservation, no block owned twice). */
 class MballocPolicyContractTest extends PolicyContract {

@@ -53,16 +53,28 @@ final class ExtentsClient extends AbstractBehavior<ExtentsClient.Command> {
     private long heldBlocks, pendingBlocks, issuedBytes;
     private int inFlight;
     private boolean releasing, ended;
+    private final boolean giveBack;
+    private boolean givingBack;
 
     /** @param shareBlocks the clone's part of the volume, which the fill marks are fractions of */
     static Behavior<Command> create(BlockAllocator allocator, JobStats stats, long shareBlocks, long seed,
                                     CompletableFuture<Void> done) {
-        return Behaviors.setup(ctx -> new ExtentsClient(ctx, allocator, stats, shareBlocks, seed, done));
+        return create(allocator, stats, shareBlocks, seed, done, false);
+    }
+
+    /**
+     * As above; with {@code giveBack} the clone releases what it holds before it ends, so that on an allocator
+     * that outlives the run (a host's) the run leaves nothing allocated.
+     */
+    static Behavior<Command> create(BlockAllocator allocator, JobStats stats, long shareBlocks, long seed,
+                                    CompletableFuture<Void> done, boolean giveBack) {
+        return Behaviors.setup(ctx -> new ExtentsClient(ctx, allocator, stats, shareBlocks, seed, done, giveBack));
     }
 
     private ExtentsClient(ActorContext<Command> ctx, BlockAllocator allocator, JobStats stats, long shareBlocks,
-                          long seed, CompletableFuture<Void> done) {
+                          long seed, CompletableFuture<Void> done, boolean giveBack) {
         super(ctx);
+        this.giveBack = giveBack;
         this.allocator = allocator;
         this.stats = stats;
         this.job = stats.job;
@@ -107,6 +119,17 @@ final class ExtentsClient extends AbstractBehavior<ExtentsClient.Command> {
             }
         }
         if (inFlight > 0) return this; // an answer comes, and with it the next step
+        if (giveBack && !held.isEmpty()) {
+            List<Extent> all = new ArrayList<>();
+            for (List<Extent> h : held) all.addAll(h);
+            long blocks = heldBlocks;
+            held.clear();
+            heldBlocks = 0;
+            givingBack = true;
+            inFlight++;
+            getContext().pipeToSelf(allocator.release(all), (v, error) -> new Released(blocks, error));
+            return this;
+        }
         stats.finish(now());
         done.complete(null);
         return Behaviors.stopped();
@@ -163,7 +186,7 @@ final class ExtentsClient extends AbstractBehavior<ExtentsClient.Command> {
     private Behavior<Command> onReleased(Released m) {
         inFlight--;
         if (m.error() != null) return fail(m.error());
-        if (now() - stats.measureFromNanos >= 0) {
+        if (!givingBack && now() - stats.measureFromNanos >= 0) {
             stats.count("releases", 1);
             stats.count("released_bytes", m.blocks() * blockBytes);
         }

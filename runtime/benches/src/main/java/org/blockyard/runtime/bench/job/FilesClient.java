@@ -41,10 +41,13 @@ final class FilesClient extends AbstractBehavior<FilesClient.Command> {
 
     private record Appended(Throwable error) implements Command {}
 
+    private record Deleted(Throwable error) implements Command {}
+
     private final ActorBlockAllocator allocator;
     private final JobStats stats;
     private final JobSpec job;
     private final String prefix;
+    private final boolean deleteEach;
     private final int blockBytes;
     private long originNanos;
     private final Random rnd;
@@ -57,16 +60,26 @@ final class FilesClient extends AbstractBehavior<FilesClient.Command> {
     private final ActorRef<Reply<?>> answers;
 
     static Behavior<Command> create(ActorBlockAllocator allocator, JobStats stats, long seed, CompletableFuture<Void> done) {
-        return Behaviors.setup(ctx -> new FilesClient(ctx, allocator, stats, seed, done));
+        return create(allocator, stats, seed, done, "/jobs/", false);
+    }
+
+    /**
+     * As above, with the files under {@code root} ({@code /jobs/} above), and with {@code deleteEach} every file
+     * deleted once it is closed: on an allocator that outlives the run (a host's), the run leaves nothing behind.
+     */
+    static Behavior<Command> create(ActorBlockAllocator allocator, JobStats stats, long seed, CompletableFuture<Void> done,
+                                    String root, boolean deleteEach) {
+        return Behaviors.setup(ctx -> new FilesClient(ctx, allocator, stats, seed, done, root, deleteEach));
     }
 
     private FilesClient(ActorContext<Command> ctx, ActorBlockAllocator allocator, JobStats stats, long seed,
-                        CompletableFuture<Void> done) {
+                        CompletableFuture<Void> done, String root, boolean deleteEach) {
         super(ctx);
         this.allocator = allocator;
         this.stats = stats;
         this.job = stats.job;
-        this.prefix = "/jobs/" + job.name() + "/" + stats.clone + "/";
+        this.deleteEach = deleteEach;
+        this.prefix = root + job.name() + "/" + stats.clone + "/";
         this.blockBytes = allocator.geometry().blockSizeBytes();
         this.rnd = new Random(seed * 1_000_003L + stats.clone);
         this.done = done;
@@ -171,7 +184,11 @@ final class FilesClient extends AbstractBehavior<FilesClient.Command> {
 
     private Behavior<Command> closed(Boolean last) {
         stats.count("files_closed", 1);
-        return openNext();
+        if (!deleteEach) return openNext();
+        getContext().pipeToSelf(allocator.delete(file), (v, error) -> new Deleted(error));
+        return Behaviors.receive(Command.class)
+                .onMessage(Deleted.class, d -> d.error() != null ? fail(d.error()) : openNext())
+                .build();
     }
 
     private Behavior<Command> fail(Throwable e) {

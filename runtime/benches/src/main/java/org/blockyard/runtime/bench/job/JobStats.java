@@ -22,8 +22,12 @@ final class JobStats {
     final long startNanos, measureFromNanos, stopAtNanos;
 
     final AtomicLong ops = new AtomicLong(), bytes = new AtomicLong();
+    /** Calls sent (submissions, allocations), live: beside {@link #ops}, what is still unanswered. */
+    final AtomicLong sentCalls = new AtomicLong();
     volatile long clockNanos;
     volatile boolean finished;
+    /** Set from any thread: the clone starts no new call; what it has in flight is answered, then it ends. */
+    private volatile boolean stopped;
 
     // Measured after the ramp: calls (submissions, getBlocks calls, allocations), their bytes, by direction.
     long measuredOps, measuredBytes, reads, writes, readBytes, writeBytes;
@@ -46,13 +50,19 @@ final class JobStats {
         this.clockNanos = startNanos;
     }
 
-    /** Whether the clone may start another call at {@code now}: its time and its bytes are not used up. */
+    /** Whether the clone may start another call at {@code now}: it was not stopped, its time and its bytes are not used up. */
     boolean more(long now, long issuedBytes) {
-        return now - stopAtNanos < 0 && issuedBytes < job.bytesPerClone();
+        return !stopped && now - stopAtNanos < 0 && issuedBytes < job.bytesPerClone();
+    }
+
+    /** Ends the clone early: it starts no new call (a files clone no new file), and ends once its calls are answered. */
+    void stop() {
+        stopped = true;
     }
 
     /** A call sent ({@code outstanding} now in flight, this one included). */
     void sent(long outstanding) {
+        sentCalls.incrementAndGet();
         depthMax = Math.max(depthMax, outstanding);
         depthSum += outstanding;
     }

@@ -7,20 +7,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import org.blockyard.api.io.ElevatorFactory;
 import org.blockyard.api.io.IoRequest;
 import org.blockyard.runtime.io.ConstantLatencyDevice;
-import org.blockyard.runtime.io.ElevatorContract;
 import org.blockyard.runtime.io.QueueSetup;
 import org.blockyard.runtime.io.Simulation;
 import org.junit.jupiter.api.Test;
 
-class DeadlineElevatorTest extends ElevatorContract {
-
-    @Override
-    protected ElevatorFactory factory() {
-        return DeadlineElevator.FACTORY;
-    }
+/** The elevator's own behaviour; the queue's contract runs in the testkit (BuiltInElevatorContractTest). */
+class DeadlineElevatorTest {
+    private static final long MS = 1_000_000L;
 
     private static Simulation deadline() {
         return new Simulation(QueueSetup.defaults().withElevator("deadline"), new ConstantLatencyDevice(1 << 24, 10 * MS));

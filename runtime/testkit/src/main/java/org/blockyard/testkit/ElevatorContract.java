@@ -1,4 +1,4 @@
-package org.blockyard.runtime.io;
+package org.blockyard.testkit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -18,11 +18,25 @@ import org.blockyard.api.io.IoFlag;
 import org.blockyard.api.io.IoOp;
 import org.blockyard.api.io.IoRequest;
 import org.blockyard.api.io.QueueLimits;
+import org.blockyard.runtime.io.ConstantLatencyDevice;
+import org.blockyard.runtime.io.ElevatorRegistry;
+import org.blockyard.runtime.io.QueueEvents;
+import org.blockyard.runtime.io.QueueSetup;
+import org.blockyard.runtime.io.Request;
+import org.blockyard.runtime.io.Simulation;
 import org.junit.jupiter.api.Test;
 
 /**
- * What every elevator must do inside a queue, run on the virtual clock. An elevator's test extends this
- * class and names its factory; plugins do the same.
+ * What every elevator must do inside a queue, run on the virtual clock: every submission completed once and
+ * issued in one request, merges within the limits and never of different kinds, nothing across a FLUSH,
+ * SYNC and META ahead of bulk data, and switching to and from it under load losing nothing. An elevator's
+ * test extends this class and names its factory; the built-in elevators' tests do the same in this module.
+ *
+ * <pre>{@code
+ * class MyElevatorContractTest extends ElevatorContract {
+ *     @Override protected ElevatorFactory factory() { return new MyElevatorFactory(); }
+ * }
+ * }</pre>
  */
 public abstract class ElevatorContract {
     protected static final long MS = 1_000_000L;
@@ -52,7 +66,7 @@ public abstract class ElevatorContract {
         @Override
         public void issued(Request rq, long nowNanos) {
             issued.add(rq);
-            for (Request.Bio b : rq.bios) issuedAt.put(b.io().id(), nowNanos);
+            for (Request.Bio b : rq.bios()) issuedAt.put(b.io().id(), nowNanos);
         }
 
         void done(IoRequest io, long nowNanos) {
@@ -118,7 +132,7 @@ public abstract class ElevatorContract {
             assertEquals(1, rec.completions.getOrDefault(io.id(), 0), "completions of " + io.id());
         Set<Long> seen = new HashSet<>();
         for (Request rq : rec.issued)
-            for (Request.Bio b : rq.bios) assertTrue(seen.add(b.io().id()), b.io().id() + " issued twice");
+            for (Request.Bio b : rq.bios()) assertTrue(seen.add(b.io().id()), b.io().id() + " issued twice");
         assertEquals(3000, seen.size());
         assertEquals(0, sim.queue().queuedRequests());
         assertEquals(0, sim.queue().inFlight());
@@ -134,7 +148,7 @@ public abstract class ElevatorContract {
         for (Request rq : rec.issued) {
             assertTrue(rq.sectors() <= 64, rq + " exceeds max_sectors");
             long next = rq.sector();
-            for (Request.Bio b : rq.bios) {
+            for (Request.Bio b : rq.bios()) {
                 IoRequest io = b.io();
                 assertEquals(rq.op(), io.op(), rq + " mixes ops");
                 assertEquals(rq.isMeta(), io.has(IoFlag.META), rq + " mixes META and bulk");
@@ -143,9 +157,9 @@ public abstract class ElevatorContract {
                 next = io.endSector();
             }
             assertEquals(rq.endSector(), next);
-            if (rq.bios.size() > 1) {
+            if (rq.bios().size() > 1) {
                 anyMerge = true;
-                assertTrue(rq.bios.stream().noneMatch(b -> b.io().has(IoFlag.SYNC)), rq + " merged a SYNC submission");
+                assertTrue(rq.bios().stream().noneMatch(b -> b.io().has(IoFlag.SYNC)), rq + " merged a SYNC submission");
             }
         }
         assertTrue(anyMerge, "the load should have produced merges");
@@ -182,8 +196,8 @@ public abstract class ElevatorContract {
         submit(sim, rec, IoRequest.write(200, 10, 8, 3).with(IoFlag.SYNC));
         sim.run();
         Request first = rec.issued.get(0);
-        assertEquals(0L, first.bios.get(0).io().id(), "the first write went out before the log write arrived");
-        assertEquals(200L, rec.issued.get(1).bios.get(0).io().id(), "the SYNC write must be next");
+        assertEquals(0L, first.bios().get(0).io().id(), "the first write went out before the log write arrived");
+        assertEquals(200L, rec.issued.get(1).bios().get(0).io().id(), "the SYNC write must be next");
     }
 
     @Test
@@ -259,7 +273,7 @@ public abstract class ElevatorContract {
         assertEquals(100, switches[0]);
         Set<Long> seen = new HashSet<>();
         for (Request rq : rec.issued)
-            for (Request.Bio b : rq.bios) assertTrue(seen.add(b.io().id()), b.io().id() + " issued twice");
+            for (Request.Bio b : rq.bios()) assertTrue(seen.add(b.io().id()), b.io().id() + " issued twice");
         assertEquals(4000, seen.size());
         assertTrue(rec.completions.values().stream().allMatch(n -> n == 1));
         assertEquals(4000, rec.completions.size());

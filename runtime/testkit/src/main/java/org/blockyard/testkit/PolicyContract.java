@@ -1,6 +1,6 @@
-package org.blockyard.runtime.alloc;
+package org.blockyard.testkit;
 
-import static org.blockyard.runtime.alloc.AllocatorChecks.await;
+import static org.blockyard.testkit.AllocatorChecks.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -19,14 +19,22 @@ import org.blockyard.api.alloc.AllocationPolicy;
 import org.blockyard.api.alloc.AllocationPolicyFactory;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.runtime.alloc.ActorBlockAllocator;
+import org.blockyard.runtime.alloc.AllocatorSettings;
 
 /**
  * What every allocation policy must keep, whatever it decides: the randomised conservation check. Many
  * files allocate, extend, truncate, close and re-open concurrently, while extents are allocated and released
  * beside them; after each round, no block is owned twice, free plus allocated equals capacity, group free
  * counts equal their bitmaps, windows neither overlap nor leave their group, and no system-zone block was
- * handed out. A policy's test extends this class and names its factory (and tunables); plugin modules do
- * the same through this module's test jar.
+ * handed out. A policy's test extends this class and names its factory (and tunables); the built-in
+ * policy's tests do the same in this module.
+ *
+ * <pre>{@code
+ * class MyPolicyContractTest extends PolicyContract {
+ *     @Override protected AllocationPolicyFactory factory() { return new MyPolicyFactory(); }
+ * }
+ * }</pre>
  */
 public abstract class PolicyContract {
 
@@ -43,12 +51,12 @@ public abstract class PolicyContract {
     }
 
     @Test
-    void concurrentFilesAndExtentsConserveEveryBlock() {
+    public void concurrentFilesAndExtentsConserveEveryBlock() {
         conserve(policy(Geometry.of(4096, 8 * 2048, 2048).withJournal(16)), 1L, 512);
     }
 
     @Test
-    void concurrentFilesAndExtentsConserveEveryBlockWithOneWordSearchSlices() {
+    public void concurrentFilesAndExtentsConserveEveryBlockWithOneWordSearchSlices() {
         conserve(policy(Geometry.of(4096, 8 * 2048, 2048).withJournal(16)), 2L, 1);
     }
 

@@ -1,6 +1,6 @@
-package org.blockyard.runtime.alloc;
+package org.blockyard.testkit;
 
-import static org.blockyard.runtime.alloc.AllocatorChecks.await;
+import static org.blockyard.testkit.AllocatorChecks.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -10,12 +10,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
 
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.BlockAllocator;
@@ -23,15 +20,30 @@ import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
 import org.blockyard.api.alloc.MapRequest;
+import org.blockyard.runtime.alloc.FileState;
 
-/** The file path's checks and guarantees, run over the actors and over the global-lock and group-locks peers alike. */
+/**
+ * The file path's checks and guarantees, through {@link BlockAllocator} alone: refusals that change nothing,
+ * batches and pipelined calls laid out as single calls, gaps, deletes, whole-file writes, and preallocations
+ * given up before {@code NoSpace}. An implementation's test extends this class and starts it over the
+ * geometry it is given, with the reservation policy (the layouts checked are its windows'); the actors and
+ * the global-lock and group-locks peers run it in this module's tests.
+ */
 // The lock peers answer on the caller's thread, where no stage's deadline can stop a call that never
 // returns: each test has one of its own.
 @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-class FilePathContractTest {
+public abstract class FilePathContract {
+
+    /** A fresh allocator over {@code g}, with the reservation policy; closed by the test if it is {@link AutoCloseable}. */
+    protected abstract BlockAllocator start(Geometry g);
+
+    private Files files(Geometry g) {
+        BlockAllocator a = start(g);
+        return new Through(a, a instanceof AutoCloseable c ? c : () -> {});
+    }
 
     /** The file calls of one implementation, answering or throwing the AllocationException. */
-    interface Files extends AutoCloseable {
+    private interface Files extends AutoCloseable {
         void open(String file);
 
         BlockRun getBlocks(String file, long logical, int max, boolean create);
@@ -64,27 +76,14 @@ class FilePathContractTest {
         void close();
     }
 
-    /** Both implementations, driven through the one {@link BlockAllocator} interface. */
-    static final class Through implements Files {
+    /** An implementation, driven through the one {@link BlockAllocator} interface. */
+    private static final class Through implements Files {
         final BlockAllocator a;
         final AutoCloseable closer;
 
         Through(BlockAllocator a, AutoCloseable closer) {
             this.a = a;
             this.closer = closer;
-        }
-
-        static Through actors(Geometry g) {
-            ActorBlockAllocator a = ActorBlockAllocator.start(AllocatorSettings.of(g, ReservationPolicy.extended()));
-            return new Through(a, a);
-        }
-
-        static Through locked(Geometry g) {
-            return new Through(new GlobalLockAllocator(g, ReservationPolicy.extended()), () -> {});
-        }
-
-        static Through groupLocks(Geometry g) {
-            return new Through(new GroupLockAllocator(g, ReservationPolicy.extended()), () -> {});
         }
 
         private static <T> T call(java.util.concurrent.CompletionStage<T> s) {
@@ -120,12 +119,6 @@ class FilePathContractTest {
         }
     }
 
-    static List<Arguments> implementations() {
-        Function<Geometry, Files> actors = Through::actors, locked = Through::locked, groupLocks = Through::groupLocks;
-        return List.of(Arguments.of("actors", actors), Arguments.of("global-lock", locked),
-                Arguments.of("group-locks", groupLocks));
-    }
-
     private static <E extends AllocationException> E refused(Class<E> type, Runnable call) {
         RuntimeException e = assertThrows(RuntimeException.class, call::run);
         Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
@@ -136,10 +129,9 @@ class FilePathContractTest {
      * A closed file is deleted: every block it mapped is free again and its name opens a new, empty file. An
      * open file, a name that is no file and a file deleted already are refused and change nothing.
      */
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("implementations")
-    void aClosedFileIsDeletedItsBlocksFreeAndItsNameNew(String name, Function<Geometry, Files> impl) {
-        try (Files f = impl.apply(Geometry.of(4096, 8 * 32768L, 32768))) {
+    @Test
+    public void aClosedFileIsDeletedItsBlocksFreeAndItsNameNew() {
+        try (Files f = files(Geometry.of(4096, 8 * 32768L, 32768))) {
             long before = f.freeBlocks();
             f.open("/gone");
             f.open("/kept");
@@ -171,10 +163,9 @@ class FilePathContractTest {
         }
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("implementations")
-    void badLogicalBlocksAndCountsAreRefusedAndChangeNothing(String name, Function<Geometry, Files> impl) {
-        try (Files f = impl.apply(Geometry.of(4096, 2 * 4096, 4096))) {
+    @Test
+    public void badLogicalBlocksAndCountsAreRefusedAndChangeNothing() {
+        try (Files f = files(Geometry.of(4096, 2 * 4096, 4096))) {
             f.open("/f");
             long free = f.freeBlocks();
             refused(AllocationException.OutOfRange.class, () -> f.getBlocks("/f", Long.MAX_VALUE - 1, 8, true));
@@ -192,15 +183,14 @@ class FilePathContractTest {
         }
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("implementations")
-    void aBatchMapsExactlyAsTheSameCallsOneAfterTheOther(String name, Function<Geometry, Files> impl) {
+    @Test
+    public void aBatchMapsExactlyAsTheSameCallsOneAfterTheOther() {
         Geometry g = Geometry.of(4096, 4 * 4096, 4096);
         List<MapRequest> appends = new ArrayList<>();
         for (long l = 0; l < 300; l++) appends.add(MapRequest.allocate(l, 1));
         appends.add(new MapRequest(5000, 3, false)); // a hole, looked up
         appends.add(new MapRequest(0, 300, false)); // what the batch mapped, looked up
-        try (Files batched = impl.apply(g); Files single = impl.apply(g)) {
+        try (Files batched = files(g); Files single = files(g)) {
             batched.open("/f");
             single.open("/f");
             List<BlockRun> runs = batched.batch("/f", appends);
@@ -221,18 +211,16 @@ class FilePathContractTest {
      * at once: one run per group, not two. Two writers, as in tiobench, so that each new window is placed
      * apart from the other file's.
      */
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("implementations")
-    void requestsThatGoOnPastAShortAnswerGetTheLayoutOfACallerThatAsksAgainAtOnce(String name,
-                                                                                 Function<Geometry, Files> impl) {
+    @Test
+    public void requestsThatGoOnPastAShortAnswerGetTheLayoutOfACallerThatAsksAgainAtOnce() {
         Geometry g = Geometry.of(4096, 32 * 8192, 8192);
         int chunk = 256;
         long size = 12 * 8192; // twelve groups' worth a file: group boundaries cut requests short
         List<String> files = List.of("/a", "/b");
         List<MapRequest> appends = new ArrayList<>();
         for (long l = 0; l < size; l += chunk) appends.add(MapRequest.allocate(l, chunk));
-        try (Files sync = impl.apply(g); Files batched = impl.apply(g); Files piped = impl.apply(g);
-             Files deep = impl.apply(g)) {
+        try (Files sync = files(g); Files batched = files(g); Files piped = files(g);
+             Files deep = files(g)) {
             int shortAnswers = 0;
             for (String f : files) {
                 sync.open(f);
@@ -301,10 +289,9 @@ class FilePathContractTest {
      * The blocks kept for the rest of a short answer are the file's only if the caller asks for them: a caller
      * that leaves the hole (and never learns of those blocks) finds a hole there, and its close gives them back.
      */
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("implementations")
-    void aGapTheCallerNeverAsksForStaysAHoleAndItsBlocksGoBackAtClose(String name, Function<Geometry, Files> impl) {
-        try (Files f = impl.apply(Geometry.of(4096, 8 * 8192, 8192))) {
+    @Test
+    public void aGapTheCallerNeverAsksForStaysAHoleAndItsBlocksGoBackAtClose() {
+        try (Files f = files(Geometry.of(4096, 8 * 8192, 8192))) {
             long free = f.freeBlocks();
             f.open("/f");
             List<MapRequest> appends = new ArrayList<>();
@@ -333,10 +320,9 @@ class FilePathContractTest {
     }
 
     /** The rest of a short answer, placed first, is refused for lack of space: the request after it answers for itself. */
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("implementations")
-    void aGapThatCannotBeFilledLeavesTheNextRequestItsOwnAnswer(String name, Function<Geometry, Files> impl) {
-        try (Files f = impl.apply(Geometry.of(4096, 4096, 4096))) {
+    @Test
+    public void aGapThatCannotBeFilledLeavesTheNextRequestItsOwnAnswer() {
+        try (Files f = files(Geometry.of(4096, 4096, 4096))) {
             long free = f.freeBlocks();
             List<Extent> all = f.allocate(free);
             Extent last = all.get(all.size() - 1);
@@ -351,10 +337,9 @@ class FilePathContractTest {
         }
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("implementations")
-    void aRefusedRequestEndsTheBatchAndKeepsWhatCameBefore(String name, Function<Geometry, Files> impl) {
-        try (Files f = impl.apply(Geometry.of(4096, 2 * 4096, 4096))) {
+    @Test
+    public void aRefusedRequestEndsTheBatchAndKeepsWhatCameBefore() {
+        try (Files f = files(Geometry.of(4096, 2 * 4096, 4096))) {
             f.open("/f");
             List<MapRequest> bad = List.of(MapRequest.allocate(0, 4), MapRequest.allocate(-1, 1), MapRequest.allocate(4, 4));
             refused(AllocationException.InvalidRequest.class, () -> f.batch("/f", bad));
@@ -378,12 +363,11 @@ class FilePathContractTest {
      * closed: the same runs, the same layout, the same free count (every preallocation back), and each file
      * closed afterwards unless another writer holds it open.
      */
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("implementations")
-    void aFileWrittenWholeIsLaidOutAsOpenCallsAndCloseAndIsClosedAfter(String name, Function<Geometry, Files> impl) {
+    @Test
+    public void aFileWrittenWholeIsLaidOutAsOpenCallsAndCloseAndIsClosedAfter() {
         Geometry g = Geometry.of(4096, 4 * 4096, 4096);
         java.util.Random rnd = new java.util.Random(7);
-        try (Files whole = impl.apply(g); Files stepwise = impl.apply(g)) {
+        try (Files whole = files(g); Files stepwise = files(g)) {
             long free = whole.freeBlocks();
             long written = 0;
             for (int i = 0; i < 200; i++) {
@@ -415,10 +399,9 @@ class FilePathContractTest {
     }
 
     /** A refused request ends the batch, and the file is closed all the same: nothing held stays behind. */
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("implementations")
-    void aRefusedWriteFileStillClosesTheFileAndKeepsWhatCameBefore(String name, Function<Geometry, Files> impl) {
-        try (Files f = impl.apply(Geometry.of(4096, 2 * 4096, 4096))) {
+    @Test
+    public void aRefusedWriteFileStillClosesTheFileAndKeepsWhatCameBefore() {
+        try (Files f = files(Geometry.of(4096, 2 * 4096, 4096))) {
             long free = f.freeBlocks();
             List<MapRequest> bad = List.of(MapRequest.allocate(0, 4), MapRequest.allocate(-1, 1), MapRequest.allocate(4, 4));
             refused(AllocationException.InvalidRequest.class, () -> f.writeFile("/f", bad));
@@ -438,10 +421,9 @@ class FilePathContractTest {
         }
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("implementations")
-    void aTruncateRefusedByAGroupLeavesTheFileAsItWas(String name, Function<Geometry, Files> impl) {
-        try (Files f = impl.apply(Geometry.of(4096, 2 * 4096, 4096))) {
+    @Test
+    public void aTruncateRefusedByAGroupLeavesTheFileAsItWas() {
+        try (Files f = files(Geometry.of(4096, 2 * 4096, 4096))) {
             f.open("/f");
             for (long l = 0; l < 40; ) l += f.getBlocks("/f", l, 40 - (int) l, true).blocks();
             List<Extent> before = f.extents("/f");
@@ -457,10 +439,9 @@ class FilePathContractTest {
         }
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("implementations")
-    void theEighthFileGetsTheBlocksThatSevenIdleFilesHeldAsPreallocation(String name, Function<Geometry, Files> impl) {
-        try (Files f = impl.apply(Geometry.of(4096, 4096, 4096))) { // one group of 4094 data blocks
+    @Test
+    public void theEighthFileGetsTheBlocksThatSevenIdleFilesHeldAsPreallocation() {
+        try (Files f = files(Geometry.of(4096, 4096, 4096))) { // one group of 4094 data blocks
             for (int i = 0; i < 7; i++) {
                 String file = "/idle" + i;
                 f.open(file);
@@ -481,10 +462,9 @@ class FilePathContractTest {
         }
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("implementations")
-    void freshRunsAreUnwrittenAndAdjacentOnesStayOneExtent(String name, Function<Geometry, Files> impl) {
-        try (Files f = impl.apply(Geometry.of(4096, 4096, 4096))) {
+    @Test
+    public void freshRunsAreUnwrittenAndAdjacentOnesStayOneExtent() {
+        try (Files f = files(Geometry.of(4096, 4096, 4096))) {
             f.open("/f");
             List<BlockRun> runs = new ArrayList<>();
             for (long l = 0; l < 20; l += 4) runs.add(f.getBlocks("/f", l, 4, true));

@@ -1,10 +1,11 @@
-package org.blockyard.runtime.alloc;
+package org.blockyard.testkit;
 
 import java.util.Map;
 
 import org.junit.jupiter.api.Nested;
 
 import org.blockyard.api.alloc.AllocationPolicyFactory;
+import org.blockyard.runtime.alloc.ReservationPolicy;
 
 /** The built-in policies keep the contract, in each of their modes. */
 class ReservationPolicyContractTest {

@@ -1,7 +1,7 @@
-package org.blockyard.runtime.alloc;
+package org.blockyard.testkit;
 
-import static org.blockyard.runtime.alloc.AllocatorChecks.await;
-import static org.blockyard.runtime.alloc.AllocatorChecks.refused;
+import static org.blockyard.testkit.AllocatorChecks.await;
+import static org.blockyard.testkit.AllocatorChecks.refused;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,12 +9,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
 
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.BlockAllocator;
@@ -22,23 +19,19 @@ import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
 
 /**
- * The extent interface's contract, run over the actors and the global-lock and group-locks peers alike through
- * {@link BlockAllocator}: the same refusals, conservation under random use, and no {@code NoSpace} while
- * open files hold unused preallocations.
+ * The extent interface's contract, through {@link BlockAllocator} alone: the same refusals, conservation
+ * under random use, and no {@code NoSpace} while open files hold unused preallocations. An implementation's
+ * test extends this class and starts it over the geometry it is given, with the reservation policy (the
+ * preallocation test counts on its windows); the actors and the global-lock and group-locks peers run it
+ * in this module's tests.
  */
 // The lock peers answer on the caller's thread, where no stage's deadline can stop a call that never
 // returns: each test has one of its own.
 @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-class ExtentContractTest {
+public abstract class ExtentContract {
 
-    static List<Arguments> implementations() {
-        Function<Geometry, BlockAllocator> actors = g -> ActorBlockAllocator.start(AllocatorSettings.of(g,
-                ReservationPolicy.extended()));
-        Function<Geometry, BlockAllocator> locked = g -> new GlobalLockAllocator(g, ReservationPolicy.extended());
-        Function<Geometry, BlockAllocator> groupLocks = g -> new GroupLockAllocator(g, ReservationPolicy.extended());
-        return List.of(Arguments.of("actors", actors), Arguments.of("global-lock", locked),
-                Arguments.of("group-locks", groupLocks));
-    }
+    /** A fresh allocator over {@code g}, with the reservation policy; closed by the test if it is {@link AutoCloseable}. */
+    protected abstract BlockAllocator start(Geometry g);
 
     private static void close(BlockAllocator a) {
         if (a instanceof AutoCloseable c) {
@@ -50,11 +43,10 @@ class ExtentContractTest {
         }
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("implementations")
-    void badExtentCallsAreRefusedAlikeAndChangeNothing(String name, Function<Geometry, BlockAllocator> impl) {
+    @Test
+    public void badExtentCallsAreRefusedAlikeAndChangeNothing() {
         Geometry g = Geometry.of(4096, 4 * 4096, 4096);
-        BlockAllocator a = impl.apply(g);
+        BlockAllocator a = start(g);
         try {
             List<Extent> owned = await(a.allocate(64, 1, 0, -1));
             long free = await(a.freeBlocks());
@@ -79,11 +71,10 @@ class ExtentContractTest {
         }
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("implementations")
-    void randomAllocationsAndReleasesConserveEveryBlock(String name, Function<Geometry, BlockAllocator> impl) {
+    @Test
+    public void randomAllocationsAndReleasesConserveEveryBlock() {
         Geometry g = Geometry.of(4096, 16 * 1024, 1024);
-        BlockAllocator a = impl.apply(g);
+        BlockAllocator a = start(g);
         Random rnd = new Random(7);
         try {
             List<Extent> owned = new ArrayList<>();
@@ -118,12 +109,10 @@ class ExtentContractTest {
         }
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("implementations")
-    void anExtentRequestGetsTheBlocksThatIdleFilesHeldAsPreallocationBeforeNoSpace(String name,
-                                                                                    Function<Geometry, BlockAllocator> impl) {
+    @Test
+    public void anExtentRequestGetsTheBlocksThatIdleFilesHeldAsPreallocationBeforeNoSpace() {
         Geometry g = Geometry.of(4096, 4096, 4096); // one group of 4094 data blocks
-        BlockAllocator a = impl.apply(g);
+        BlockAllocator a = start(g);
         try {
             long mapped = 0;
             for (int i = 0; i < 7; i++) {
