@@ -36,7 +36,8 @@
  * each group's free count, run index and published figures follow its bitmap; windows never overlap and
  * never leave their group; a file's map never overlaps itself; a refused call changes nothing; one
  * {@code FileState} is never served by two actors. The tests check all of these after random operations
- * ({@code LargeVolumePropertyTest}, and the testkit's {@code PolicyContract} and {@code ExtentContract}, run over the built-ins).
+ * ({@code LargeVolumePropertyTest}, and the testkit's {@code PolicyContract} and {@code ExtentContract},
+ * run over the built-ins).
  *
  * <h2>Operations</h2>
  * <pre>
