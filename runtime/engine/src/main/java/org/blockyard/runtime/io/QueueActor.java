@@ -236,7 +236,7 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
     }
 
     private ElevatorSwitch switchTo(String name) {
-        String id = setup.registry().lookup(name).descriptor().id();
+        String id = setup.registry().lookup(name);
         if (id.equals(queue.elevatorId())) return new ElevatorSwitch(name, id, false, 0);
         int moved = queue.switchTo(setup.build(id), id, now());
         getContext().getLog().info("io scheduler switched to {} ({} requests moved)", id, moved);
