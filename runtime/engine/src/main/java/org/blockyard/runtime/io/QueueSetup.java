@@ -115,8 +115,8 @@ public record QueueSetup(ElevatorRegistry registry, String requestedElevator, Ma
     }
 
     /** Retired elevators are recorded in the registry; the default replaces them. */
-    private RequestQueue.Supervisor supervisor() {
-        return new RequestQueue.Supervisor() {
+    private GuardedElevator.Supervisor supervisor() {
+        return new GuardedElevator.Supervisor() {
             @Override public String defaultId() { return registry.defaultId(); }
             @Override public boolean isFailed(String id) { return registry.isFailed(id); }
             @Override public boolean isBuiltIn(String id) { return registry.isBuiltIn(id); }
