@@ -82,6 +82,11 @@ public class PluginRegistry<F, C, P> {
         return family.noun();
     }
 
+    /** {@code factory}'s descriptor, read now; may throw (a plugin's code). */
+    public PluginFamily.Described describe(F factory) {
+        return family.describe(factory);
+    }
+
     private static String normalize(String name) {
         return name == null ? "" : name.trim().toLowerCase(Locale.ROOT);
     }
@@ -295,10 +300,10 @@ public class PluginRegistry<F, C, P> {
         }
     }
 
-    /** Every tunable of {@code id} with its value (nothing configured under the run-time values). */
-    public synchronized Map<Tunable, Long> tunables(String id) {
+    /** Every tunable of {@code id} with its value: its default, {@code configured}, the run-time value. */
+    public synchronized Map<Tunable, Long> tunables(String id, Map<String, Long> configured) {
         PluginFamily.Described d = entry(id).info();
-        Map<String, Long> values = values(id, Map.of());
+        Map<String, Long> values = values(id, configured);
         Map<Tunable, Long> out = new LinkedHashMap<>();
         for (Tunable t : d.tunables()) out.put(t, values.get(t.name()));
         return out;
@@ -317,6 +322,15 @@ public class PluginRegistry<F, C, P> {
         } catch (IllegalArgumentException e) {
             throw family.badTunable(e.getMessage());
         }
+        runTime.put(id, Map.copyOf(next));
+    }
+
+    /** Drops the value set at run time for tunable {@code name} of {@code id}: the configured one, or the default, applies. */
+    public synchronized void resetTunable(String id, String name) {
+        Map<String, Long> set = runTime.get(id);
+        if (set == null || !set.containsKey(name)) return;
+        Map<String, Long> next = new LinkedHashMap<>(set);
+        next.remove(name);
         runTime.put(id, Map.copyOf(next));
     }
 
