@@ -57,6 +57,14 @@ public final class ElevatorRegistry extends PluginRegistry<ElevatorFactory, Queu
         super(ELEVATORS, builtIns, defaultId);
     }
 
+    /** The default of the shipped configuration ({@code blockyard.io.default-scheduler}). */
+    public static final String DEADLINE = "deadline";
+
+    /** The registry with the built-in elevators, noop and deadline, {@link #DEADLINE} the default. */
+    public static ElevatorRegistry builtIn() {
+        return builtIn(DEADLINE);
+    }
+
     /** The registry with the built-in elevators, noop and deadline. */
     public static ElevatorRegistry builtIn(String defaultId) {
         return new ElevatorRegistry(List.of(NoopElevator.FACTORY, DeadlineElevator.FACTORY), defaultId);
