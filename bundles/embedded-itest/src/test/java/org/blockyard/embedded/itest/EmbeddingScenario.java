@@ -79,6 +79,15 @@ abstract class EmbeddingScenario {
         }
     }
 
+    /** The configuration of a 64 MiB volume in groups of 8192 blocks running {@code elevator}. */
+    private static Hashtable<String, Object> smallVolume(String elevator) {
+        Hashtable<String, Object> config = new Hashtable<>();
+        config.put("volume.size", "64MiB");
+        config.put("blocks.per.group", 8192);
+        config.put("elevator", elevator);
+        return config;
+    }
+
     /** A fresh framework, started, with the bundles an embedder needs besides the embedded one, started. */
     private BundleContext startFrameworkWithInfrastructure() throws Exception {
         Map<String, String> props = new HashMap<>(frameworkProperties());
@@ -98,18 +107,23 @@ abstract class EmbeddingScenario {
         return ctx;
     }
 
+    /** The framework's context and the bundles a scenario installs beside the infrastructure, none started. */
+    private record Installed(BundleContext ctx, Bundle embedded, Bundle consumer, Bundle plugin) {}
+
+    private Installed installAll() throws Exception {
+        BundleContext ctx = startFrameworkWithInfrastructure();
+        return new Installed(ctx, install(ctx, "org.blockyard.embedded"), ctx.installBundle("consumer", consumerBundle()),
+                ctx.installBundle("plugin", pluginBundle("1.0.0")));
+    }
+
     @Test
     void allocatorAndQueueAreServicesThatComeAndGoWithTheBundleLeavingNoThreads() throws Exception {
-        BundleContext ctx = startFrameworkWithInfrastructure();
-        Bundle embedded = install(ctx, "org.blockyard.embedded");
-        Bundle consumer = ctx.installBundle("consumer", consumerBundle());
-        Bundle plugin = ctx.installBundle("plugin", pluginBundle("1.0.0"));
+        Installed installed = installAll();
+        BundleContext ctx = installed.ctx();
+        Bundle embedded = installed.embedded(), consumer = installed.consumer(), plugin = installed.plugin();
 
         // A configuration before the first start: the component must read it through ConfigAdmin.
-        Hashtable<String, Object> config = new Hashtable<>();
-        config.put("volume.size", "64MiB");
-        config.put("blocks.per.group", 8192);
-        config.put("elevator", "noop");
+        Hashtable<String, Object> config = smallVolume("noop");
         updateConfiguration(ctx, config);
 
         int before = settledThreadCount();
@@ -177,14 +191,10 @@ abstract class EmbeddingScenario {
      */
     @Test
     void aPluginThatComesBackIsSelectedAgainAndATunableSetThroughConfigAdminTakesEffect() throws Exception {
-        BundleContext ctx = startFrameworkWithInfrastructure();
-        Bundle embedded = install(ctx, "org.blockyard.embedded");
-        Bundle consumer = ctx.installBundle("consumer", consumerBundle());
-        Bundle plugin = ctx.installBundle("plugin", pluginBundle("1.0.0"));
-        Hashtable<String, Object> config = new Hashtable<>();
-        config.put("volume.size", "64MiB");
-        config.put("blocks.per.group", 8192);
-        config.put("elevator", "fifo-test");
+        Installed installed = installAll();
+        BundleContext ctx = installed.ctx();
+        Bundle embedded = installed.embedded(), consumer = installed.consumer(), plugin = installed.plugin();
+        Hashtable<String, Object> config = smallVolume("fifo-test");
         config.put("elevator.fifo-test.tag", 7L);
         updateConfiguration(ctx, config);
         embedded.start();
