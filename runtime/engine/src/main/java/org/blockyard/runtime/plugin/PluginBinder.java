@@ -165,10 +165,11 @@ public final class PluginBinder<F, D> {
                 + (replaced == null ? "" : ", in place of the one of bundle " + replaced.source().name()));
         String wanted = selected;
         if (wanted != null && answersTo(info, wanted)) {
-            String back = noun + " " + info.id() + " is back and selected again";
+            String back = noun + " " + info.id() + " selected: it answers to the selection, " + wanted;
             if (runs(wanted)) notices.info(back);           // the engine part remembered it too
             else target.select(wanted).whenComplete((r, e) -> {
-                if (e != null) notices.warn(noun + " " + info.id() + " is back but could not be selected: " + message(e));
+                if (e != null) notices.warn(noun + " " + info.id() + " answers to the selection, " + wanted
+                        + ", but could not be selected: " + message(e));
                 else notices.info(back);
             });
         }
@@ -194,10 +195,10 @@ public final class PluginBinder<F, D> {
         }
         String wanted = selected;
         if (wanted != null && answersTo(offer.info, wanted))
-            notices.warn(noun + " " + offer.id() + " went away" + from + "; it falls back to its default until a bundle"
-                    + " offers " + wanted + " again");
+            notices.warn(noun + " " + offer.id() + " went away" + from + "; the engine falls back to its default, "
+                    + target.registry().defaultId() + ", until a bundle offers " + wanted + " again");
         else if (active)
-            notices.warn(noun + " " + offer.id() + " went away" + from + "; it fell back to its default, "
+            notices.warn(noun + " " + offer.id() + " went away" + from + "; the engine fell back to its default, "
                     + target.registry().defaultId());
         else
             notices.info(noun + " " + offer.id() + " went away" + from);

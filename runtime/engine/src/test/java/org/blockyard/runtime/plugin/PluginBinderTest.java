@@ -152,11 +152,11 @@ class PluginBinderTest {
             eventually("later selected on arrival", () -> f.active().equals("later"));
             b.remove(first);                                      // its bundle stops (an update, a restart)
             eventually("the default while it is away", () -> f.active().equals(fallback));
-            assertTrue(noticed("WARN", "later went away", "falls back to its default until a bundle offers later again"),
-                    notices::toString);
+            assertTrue(noticed("WARN", "later went away", "falls back to its default, " + fallback
+                    + ", until a bundle offers later again"), notices::toString);
             b.add(f.plugin("later"), bundle("org.example.later", "1.0.1"));
             eventually("later selected again", () -> f.active().equals("later"));
-            eventually("said so", () -> noticed("later is back and selected again"));
+            eventually("said so", () -> noticed("later selected: it answers to the selection, later"));
         });
     }
 
