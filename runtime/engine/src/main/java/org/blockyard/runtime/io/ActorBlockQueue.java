@@ -44,8 +44,8 @@ public final class ActorBlockQueue implements BlockQueue {
     }
 
     /**
-     * The queue actor itself, for code that owns the queue's plugins (the OSGi host tells it
-     * {@link QueueActor.RegisterElevator} and {@link QueueActor.UnregisterElevator}).
+     * The queue actor itself, for code that owns the queue's plugins (a plugin binder's {@link QueueBinding}
+     * tells it {@link QueueActor.RegisterElevator} and {@link QueueActor.UnregisterElevator}).
      */
     public ActorRef<QueueActor.Command> actor() {
         return queue;

@@ -27,8 +27,9 @@ import org.blockyard.api.io.IoRequest;
 import org.blockyard.api.io.QueueStats;
 
 /**
- * The queue of one real device (memory or image file) in real time. It owns a {@link RequestQueue}, the
- * elevator registry and the device; the device's blocking I/O runs on one thread of its own and its
+ * The queue of one real device (memory or image file) in real time. It owns a {@link RequestQueue} and the
+ * device, and decides every switch; the elevator registry is its setup's, which a binder and a shell read and
+ * set tunables in too (it is thread-safe); the device's blocking I/O runs on one thread of its own and its
  * completions come back as messages, so the queue keeps merging while the device works. Plug and elevator
  * wake-ups are Akka timers. Time is {@code System.nanoTime()} since the actor started.
  *

@@ -375,7 +375,7 @@ public final class RequestQueue {
      * without telling either. Returns how many moved.
      *
      * <p>When the old elevator fails while handing its requests over (throws, stalls, or hands back a wrong
-     * set), it is retired (recorded as failed) and {@code fresh} takes the requests from the queue's own list
+     * set), it is retired (recorded as failed) and {@code fresh} takes the requests from the guard's own list
      * instead; when {@code fresh} throws taking them, it is retired in turn and the default takes them.
      */
     public int switchTo(Elevator fresh, String freshId, long nowNanos) {
