@@ -7,12 +7,12 @@ import java.util.HashMap;
 import java.util.Hashtable;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigValueFactory;
 import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceReference;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -29,14 +29,20 @@ import org.slf4j.LoggerFactory;
 import org.blockyard.api.alloc.AllocationPolicyFactory;
 import org.blockyard.api.alloc.BlockAllocator;
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.api.alloc.PolicyDescriptor;
 import org.blockyard.api.io.BlockQueue;
+import org.blockyard.api.io.ElevatorDescriptor;
 import org.blockyard.api.io.ElevatorFactory;
+import org.blockyard.runtime.alloc.AllocatorBinding;
 import org.blockyard.runtime.alloc.AllocatorSettings;
 import org.blockyard.runtime.config.BlockyardConfig;
+import org.blockyard.runtime.io.ActorBlockQueue;
 import org.blockyard.runtime.io.BlockDevice;
 import org.blockyard.runtime.io.FileDevice;
 import org.blockyard.runtime.io.IoSettings;
 import org.blockyard.runtime.io.MemoryDevice;
+import org.blockyard.runtime.io.QueueBinding;
+import org.blockyard.runtime.plugin.PluginBinder;
 import org.blockyard.runtime.store.FileStore;
 
 /**
@@ -46,14 +52,16 @@ import org.blockyard.runtime.store.FileStore;
  * <p>Activation starts a {@link FileStore} (one actor system: the allocator's group and file actors and the
  * queue actor) and registers its {@link BlockAllocator} and {@link BlockQueue}; deactivation unregisters
  * them first, then closes the store, which answers every call in flight with {@code Closed} and returns
- * once the actor system has terminated. A configuration change that only names another elevator or policy
- * switches them in place; any other change restarts the store.
+ * once the actor system has terminated. A configuration change that only names another elevator or policy,
+ * or sets tunables, is applied in place; any other change restarts the store. The component is enabled by
+ * {@link SettingsCheck} only while its configuration can be, so a bad one never reaches activation.
  *
  * <p>{@link ElevatorFactory} and {@link AllocationPolicyFactory} services of other bundles are bound
- * dynamically. Their callbacks run on framework threads, possibly while the store starts or stops, so they
- * only record the factory and tell the running store (a message to the queue actor; a registry entry and a
- * message to the allocator's actors); {@link #refs} is held just for that, never while a store starts or
- * stops.
+ * dynamically and handed to the engine's {@link PluginBinder} of each family, the one the OSGi host uses: its
+ * rules (names another bundle holds, revisions, the selection coming back with its plugin, configured
+ * tunables) hold here as there. The callbacks run on framework threads, possibly while the store starts or
+ * stops; {@link Bound} remembers the services across stores and offers them to the running one, and the
+ * binders only tell the engine.
  *
  * <p>Akka picks the class loader of a new actor system from the creating thread's context class loader
  * ({@code ActorSystem.findClassLoader}). Activation sets it to this bundle's loader for the start, so the
@@ -61,7 +69,7 @@ import org.blockyard.runtime.store.FileStore;
  * jar, from this bundle's class path, whatever loader the framework thread carries.
  */
 @Component(name = BlockyardComponent.PID, configurationPid = BlockyardComponent.PID,
-        configurationPolicy = ConfigurationPolicy.OPTIONAL, immediate = true, service = {})
+        configurationPolicy = ConfigurationPolicy.OPTIONAL, immediate = true, service = {}, enabled = false)
 @Designate(ocd = EmbeddedSettings.Ocd.class)
 public final class BlockyardComponent {
     /** The configuration PID and the component name. */
@@ -69,31 +77,35 @@ public final class BlockyardComponent {
 
     private static final Logger LOG = LoggerFactory.getLogger(BlockyardComponent.class);
 
-    private final Map<String, ElevatorFactory> elevators = new ConcurrentHashMap<>();
-    private final Map<String, AllocationPolicyFactory> policies = new ConcurrentHashMap<>();
-    /** Guards the hand-over of factories to {@link #store}; held only for tells, never for a start or stop. */
-    private final Object refs = new Object();
+    private static final PluginBinder.Notices LOGGED = new PluginBinder.Notices() {
+        @Override public void info(String line) { LOG.info(line); }
+        @Override public void warn(String line) { LOG.warn(line); }
+    };
+
+    private final Bound<ElevatorFactory, ElevatorDescriptor> elevators = new Bound<>();
+    private final Bound<AllocationPolicyFactory, PolicyDescriptor> policies = new Bound<>();
 
     private BundleContext context;
     private EmbeddedSettings settings;
-    private volatile FileStore store;
+    private FileStore store;
     private final List<ServiceRegistration<?>> registrations = new ArrayList<>();
 
     @Activate
-    void activate(BundleContext context, EmbeddedSettings.Ocd config) {
+    void activate(BundleContext context, EmbeddedSettings.Ocd config, Map<String, Object> properties) {
         this.context = context;
-        start(EmbeddedSettings.from(config));
+        EmbeddedSettings s = checked(config, properties);
+        if (s != null) start(s);
     }
 
     @Modified
-    void modified(EmbeddedSettings.Ocd config) {
-        EmbeddedSettings next = EmbeddedSettings.from(config);
-        if (next.sameVolume(settings)) {
+    void modified(EmbeddedSettings.Ocd config, Map<String, Object> properties) {
+        EmbeddedSettings next = checked(config, properties);
+        if (next != null && store != null && next.sameVolume(settings)) {
             settings = next;
-            select(store, next);
+            apply(next);
         } else {
             stop();
-            start(next);
+            if (next != null) start(next);
         }
     }
 
@@ -102,50 +114,39 @@ public final class BlockyardComponent {
         stop();
     }
 
+    /**
+     * The settings, or null when they cannot be: SettingsCheck, which reads the same configuration, says why in
+     * one line and disables this component; until then it runs no volume.
+     */
+    private static EmbeddedSettings checked(EmbeddedSettings.Ocd config, Map<String, Object> properties) {
+        try {
+            EmbeddedSettings s = EmbeddedSettings.from(config, properties);
+            for (String line : s.refused()) LOG.warn("{}: {}", PID, line);
+            return s;
+        } catch (IllegalArgumentException e) {
+            LOG.debug("configuration refused: {}", e.getMessage());
+            return null;
+        }
+    }
+
     // ---- plugins ----------------------------------------------------------------------------------------
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC)
-    void bindElevator(ElevatorFactory factory) {
-        synchronized (refs) {
-            elevators.put(factory.descriptor().id(), factory);
-            FileStore s = store;
-            if (s != null) s.registerElevator(factory);
-        }
+    void bindElevator(ElevatorFactory factory, ServiceReference<ElevatorFactory> ref) {
+        elevators.bind(ref, factory);
     }
 
-    void unbindElevator(ElevatorFactory factory) {
-        String id = factory.descriptor().id();
-        synchronized (refs) {
-            if (!elevators.remove(id, factory)) return;
-            FileStore s = store;
-            if (s != null) s.unregisterElevator(id);
-        }
+    void unbindElevator(ElevatorFactory factory, ServiceReference<ElevatorFactory> ref) {
+        elevators.unbind(ref);
     }
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC)
-    void bindPolicy(AllocationPolicyFactory factory) {
-        synchronized (refs) {
-            policies.put(factory.descriptor().id(), factory);
-            FileStore s = store;
-            if (s != null) registerPolicy(s, factory);
-        }
+    void bindPolicy(AllocationPolicyFactory factory, ServiceReference<AllocationPolicyFactory> ref) {
+        policies.bind(ref, factory);
     }
 
-    void unbindPolicy(AllocationPolicyFactory factory) {
-        String id = factory.descriptor().id();
-        synchronized (refs) {
-            if (!policies.remove(id, factory)) return;
-            FileStore s = store;
-            if (s != null) s.allocator().unregisterPolicy(id);
-        }
-    }
-
-    private static void registerPolicy(FileStore s, AllocationPolicyFactory factory) {
-        try {
-            s.allocator().registerPolicy(factory);
-        } catch (IllegalArgumentException e) {
-            LOG.warn("allocation policy not registered: {}", e.getMessage());
-        }
+    void unbindPolicy(AllocationPolicyFactory factory, ServiceReference<AllocationPolicyFactory> ref) {
+        policies.unbind(ref);
     }
 
     // ---- lifecycle --------------------------------------------------------------------------------------
@@ -155,25 +156,32 @@ public final class BlockyardComponent {
         AllocatorSettings alloc = AllocatorSettings.fromConfig(config, s.volumeBytes() / s.blockBytes());
         Geometry g = alloc.geometry();
         BlockDevice device = openDevice(s, g.bytes());
+        IoSettings io = IoSettings.fromConfig(config);
         FileStore started;
         Thread t = Thread.currentThread();
         ClassLoader before = t.getContextClassLoader();
         t.setContextClassLoader(BlockyardComponent.class.getClassLoader());
         try {
-            started = FileStore.start(alloc, IoSettings.fromConfig(config), device, config);
+            started = FileStore.start(alloc, io, device, config);
         } catch (RuntimeException e) {
             closeQuietly(device);
             throw e;
         } finally {
             t.setContextClassLoader(before);
         }
-        synchronized (refs) {
-            store = started;
-            for (ElevatorFactory f : elevators.values()) started.registerElevator(f);
-            for (AllocationPolicyFactory f : policies.values()) registerPolicy(started, f);
-        }
+        store = started;
         settings = s;
-        select(started, s);
+        // The configured names are remembered before the plugins bound so far are offered, so that one of them
+        // is selected as it arrives, and its tunables reach it first.
+        var e = new PluginBinder<>(new QueueBinding((ActorBlockQueue) started.queue(), io.setup().registry()), LOGGED,
+                s.elevator().isEmpty() ? io.setup().requestedElevator() : s.elevator());
+        var p = new PluginBinder<>(new AllocatorBinding(started.allocator()), LOGGED,
+                s.policy().isEmpty() ? config.getString("blockyard.alloc.policy") : s.policy());
+        e.configure(s.tunables(EmbeddedSettings.ELEVATOR));
+        p.configure(s.tunables(EmbeddedSettings.POLICY));
+        elevators.attach(e);
+        policies.attach(p);
+        apply(s);
 
         Hashtable<String, Object> props = new Hashtable<>();
         props.put("blockyard.block.bytes", g.blockSizeBytes());
@@ -186,18 +194,15 @@ public final class BlockyardComponent {
         LOG.info("blockyard started: {}", props.get("service.description"));
     }
 
-    /** Selects the configured elevator and policy; one not installed yet is remembered by the allocator. */
-    private static void select(FileStore s, EmbeddedSettings settings) {
-        if (s == null) return;
-        if (!settings.policy().isEmpty())
-            s.allocator().setPolicy(settings.policy()).whenComplete((r, e) -> {
-                if (e != null) LOG.warn("allocation policy {} not selected: {}", settings.policy(), e.toString());
-                else if (r.fellBack()) LOG.warn("allocation policy {} is not installed; running {}", r.requested(), r.active());
-            });
-        if (!settings.elevator().isEmpty())
-            s.queue().setElevator(settings.elevator()).whenComplete((r, e) -> {
-                if (e != null) LOG.warn("io scheduler {} not selected: {}", settings.elevator(), e.toString());
-            });
+    /** Selects the configured elevator and policy and sets the configured tunables, through the binders. */
+    private void apply(EmbeddedSettings s) {
+        PluginBinder<ElevatorFactory, ElevatorDescriptor> e = elevators.binder();
+        PluginBinder<AllocationPolicyFactory, PolicyDescriptor> p = policies.binder();
+        if (e == null || p == null) return;
+        e.configure(s.tunables(EmbeddedSettings.ELEVATOR));
+        p.configure(s.tunables(EmbeddedSettings.POLICY));
+        if (!s.elevator().isEmpty()) e.select(s.elevator());
+        if (!s.policy().isEmpty()) p.select(s.policy());
     }
 
     private void stop() {
@@ -209,13 +214,14 @@ public final class BlockyardComponent {
             }
         }
         registrations.clear();
-        FileStore s;
-        synchronized (refs) {
-            s = store;
-            store = null;
+        elevators.detach();
+        policies.detach();
+        FileStore s = store;
+        store = null;
+        if (s != null) {
+            s.close();
+            LOG.info("blockyard stopped");
         }
-        if (s != null) s.close();
-        LOG.info("blockyard stopped");
     }
 
     private static BlockDevice openDevice(EmbeddedSettings s, long bytes) {

@@ -180,7 +180,7 @@ final class DeployWatch implements BundleListener, FileInstallLog.Sink, AutoClos
         }
         String why = missing.isEmpty() ? "it does not resolve (see: headers " + b.getBundleId() + ")"
                 : "nothing provides " + String.join(", ", missing);
-        notices.warn(LOG, "plugin " + shownFile(b) + " (bundle " + ElevatorTracker.name(b) + ") cannot start: " + why
+        notices.warn(LOG, "plugin " + shownFile(b) + " (bundle " + PluginTracker.name(b) + ") cannot start: " + why
                 + "; nothing changed");
     }
 

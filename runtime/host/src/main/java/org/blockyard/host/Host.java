@@ -24,15 +24,19 @@ import org.apache.felix.service.command.CommandProcessor;
 import org.apache.felix.service.command.CommandSession;
 import org.apache.felix.service.command.Converter;
 import org.blockyard.api.alloc.AllocationPolicyFactory;
+import org.blockyard.api.alloc.PolicyDescriptor;
+import org.blockyard.api.io.ElevatorDescriptor;
 import org.blockyard.api.io.ElevatorFactory;
+import org.blockyard.runtime.alloc.AllocatorBinding;
 import org.blockyard.runtime.alloc.AllocatorSettings;
 import org.blockyard.runtime.config.BlockyardConfig;
 import org.blockyard.runtime.io.ActorBlockQueue;
 import org.blockyard.runtime.io.BlockDevice;
 import org.blockyard.runtime.io.ElevatorRegistry;
 import org.blockyard.runtime.io.IoSettings;
-import org.blockyard.runtime.io.elevator.DeadlineElevator;
-import org.blockyard.runtime.io.elevator.NoopElevator;
+import org.blockyard.runtime.io.QueueBinding;
+import org.blockyard.runtime.plugin.PluginBinder;
+import org.blockyard.runtime.plugin.PluginRegistry;
 import org.blockyard.runtime.store.FileStore;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
@@ -91,11 +95,12 @@ public final class Host implements AutoCloseable {
     private final Framework framework;
     private final Activator gogo = new Activator();
     private final Notices notices = new Notices();
-    private final TunableOverlay overlay;
+    private final ElevatorRegistry elevatorRegistry;
     private final Map<String, Map<String, Long>> configuredTunables;
-    private final ElevatorTracker elevators;
-    private final ServiceTracker<ElevatorFactory, ElevatorTracker.Offered> elevatorTracker;
-    private final ServiceTracker<AllocationPolicyFactory, PolicyTracker.Offered> policyTracker;
+    private final PluginBinder<ElevatorFactory, ElevatorDescriptor> elevators;
+    private final ServiceTracker<ElevatorFactory, PluginBinder.Offer<ElevatorFactory, ElevatorDescriptor>> elevatorTracker;
+    private final ServiceTracker<AllocationPolicyFactory, PluginBinder.Offer<AllocationPolicyFactory, PolicyDescriptor>>
+            policyTracker;
     private final DeployWatch deployWatch;
     private final Path deploy;
     private final CountDownLatch shutdownRequested = new CountDownLatch(1);
@@ -103,19 +108,23 @@ public final class Host implements AutoCloseable {
     private final ShellBench bench = new ShellBench();
     private boolean closed;
 
-    private Host(FileStore store, Framework framework, TunableOverlay overlay,
-                 Map<String, Map<String, Long>> configuredTunables, String selected, Path deploy, Duration poll) {
+    private Host(FileStore store, Framework framework, IoSettings io, String selectedPolicy, Path deploy,
+                 Duration poll) {
         this.store = store;
         this.framework = framework;
-        this.overlay = overlay;
-        this.configuredTunables = configuredTunables;
+        this.elevatorRegistry = io.setup().registry();
+        this.configuredTunables = io.setup().tunables();
         this.deploy = deploy;
         BundleContext ctx = framework.getBundleContext();
-        this.elevators = new ElevatorTracker(ctx, queue(), overlay, notices,
-                List.of(NoopElevator.DESCRIPTOR, DeadlineElevator.DESCRIPTOR), selected);
-        this.elevatorTracker = new ServiceTracker<>(ctx, ElevatorFactory.class, elevators);
-        this.policyTracker = new ServiceTracker<>(ctx, AllocationPolicyFactory.class,
-                new PolicyTracker(ctx, store.allocator(), notices));
+        PluginBinder.Notices said = new PluginBinder.Notices() {
+            @Override public void info(String line) { notices.info(LOG, line); }
+            @Override public void warn(String line) { notices.warn(LOG, line); }
+        };
+        this.elevators = new PluginBinder<>(new QueueBinding(queue(), elevatorRegistry), said,
+                io.setup().requestedElevator());
+        this.elevatorTracker = new ServiceTracker<>(ctx, ElevatorFactory.class, new PluginTracker<>(ctx, elevators));
+        this.policyTracker = new ServiceTracker<>(ctx, AllocationPolicyFactory.class, new PluginTracker<>(ctx,
+                new PluginBinder<>(new AllocatorBinding(store.allocator()), said, selectedPolicy)));
         this.deployWatch = new DeployWatch(ctx, deploy, notices, poll);
     }
 
@@ -136,8 +145,8 @@ public final class Host implements AutoCloseable {
     }
 
     /**
-     * Starts the framework over an engine the caller builds: {@code engine} gets {@code io} with the host's
-     * elevator registry in its setup (the built-ins wrapped so the shell can tune them; everything else, the
+     * Starts the framework over an engine the caller builds: {@code engine} gets {@code io} with an elevator
+     * registry of the host's own in its setup (the built-ins, with the given default; everything else, the
      * events too, as given) and answers a started store, which the host then owns: {@link #close} closes it.
      * {@code config} replaces {@code options.config()}. On failure whatever started is stopped again.
      */
@@ -155,11 +164,7 @@ public final class Host implements AutoCloseable {
             throw new IllegalArgumentException("cannot create the deploy folder " + deploy + ": " + e.getMessage());
         }
 
-        TunableOverlay overlay = new TunableOverlay();
-        ElevatorRegistry registry = new ElevatorRegistry(
-                List.of(overlay.wrap(NoopElevator.FACTORY), overlay.wrap(DeadlineElevator.FACTORY)),
-                io.setup().registry().defaultId());
-        io = io.withSetup(io.setup().withRegistry(registry));
+        io = io.withSetup(io.setup().withRegistry(ElevatorRegistry.builtIn(io.setup().registry().defaultId())));
         FileStore store = engine.apply(io);
 
         Framework framework = null;
@@ -167,7 +172,7 @@ public final class Host implements AutoCloseable {
         try {
             framework = newFramework(storage, deploy, poll);
             framework.init();
-            host = new Host(store, framework, overlay, io.setup().tunables(), io.setup().requestedElevator(), deploy, poll);
+            host = new Host(store, framework, io, config.getString("blockyard.alloc.policy"), deploy, poll);
             host.bench.engine(h.getString("device"), io.submitTimeout());
             host.startShellAndBundles(frameworkBundles, plugins);
             framework.start();
@@ -242,7 +247,7 @@ public final class Host implements AutoCloseable {
             try {
                 b.start();
             } catch (BundleException e) {
-                notices.warn(LOG, "bundle " + ElevatorTracker.name(b) + " did not start: " + e.getMessage());
+                notices.warn(LOG, "bundle " + PluginTracker.name(b) + " did not start: " + e.getMessage());
             }
         }
     }
@@ -288,19 +293,21 @@ public final class Host implements AutoCloseable {
         return framework;
     }
 
-    ElevatorTracker elevators() {
+    /** The elevator plugins' binder: the selection remembered by name, the descriptors of what is installed. */
+    PluginBinder<ElevatorFactory, ElevatorDescriptor> elevators() {
         return elevators;
     }
 
-    TunableOverlay overlay() {
-        return overlay;
+    /** The run-time tunable values of the queue's elevators, kept by its registry. */
+    PluginRegistry.TunableValues overlay() {
+        return elevatorRegistry.tunableValues();
     }
 
     ShellBench bench() {
         return bench;
     }
 
-    /** The configured value of each tunable of elevator {@code id} (before shell overrides). */
+    /** The configured value of each tunable of elevator {@code id} (under the run-time values). */
     Map<String, Long> configuredTunables(String id) {
         return configuredTunables.getOrDefault(id, Map.of());
     }

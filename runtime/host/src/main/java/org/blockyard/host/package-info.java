@@ -5,10 +5,9 @@
  * <table>
  * <caption>Pieces</caption>
  * <tr><td>{@link org.blockyard.host.Host}</td><td>starts and stops the engine and the framework</td></tr>
- * <tr><td>{@code ElevatorTracker}</td><td>plugin elevator services to the queue actor (tell only)</td></tr>
+ * <tr><td>{@code PluginTracker}</td><td>plugin services (elevators, policies) to the engine's binders (tell only)</td></tr>
  * <tr><td>{@link org.blockyard.host.BlockyardCommands}</td><td>the {@code blockyard:} shell commands</td></tr>
  * <tr><td>{@code DeployWatch}</td><td>one-line reasons for jars in the deploy folder that did not start</td></tr>
- * <tr><td>{@code TunableOverlay}</td><td>tunables set from the shell, laid over the configured ones</td></tr>
  * <tr><td>{@link org.blockyard.host.RunCommand}</td><td>{@code run [--config] [--deploy] [--exec]}</td></tr>
  * </table>
  *

@@ -6,8 +6,20 @@ import org.osgi.annotation.versioning.ConsumerType;
 
 /**
  * An allocation policy: the decisions that differ between allocators, leaving the mechanism (bitmaps,
- * windows, actors, the retry pass) to the runtime. Implementations are stateless and thread-safe: group
- * and file actors call them concurrently from their own threads. A policy must never block.
+ * windows, actors, the retry pass) to the runtime. One instance serves the whole volume: group and file
+ * actors call it concurrently from their own threads, so it must be thread-safe, and it must never block.
+ *
+ * <p><b>State.</b> A policy may keep state that steers its next answers, such as a next-fit cursor or a
+ * round-robin counter of home groups, in fields safe for concurrent calls (an {@code AtomicLong}; never a
+ * lock held across a call). Such state is a hint: nothing the runtime guarantees depends on it, every answer
+ * is checked (one that cannot be retires a plugin's policy for the default), and it lives exactly as long as
+ * the instance. The runtime asks the factory for a new instance, with fresh state, whenever it starts using
+ * the policy: when it is selected, when one of its tunables changes while it runs (the new values reach only
+ * the new instance), when its plugin comes back after an update or a fault, and when the allocator starts.
+ * At each such switch every actor takes the new instance at its next message boundary, and the reservation
+ * windows and preallocations made under the old one are given back; extents already allocated, and a file's
+ * home group, stay. What must outlive an instance is the volume's, not the policy's: read it from
+ * {@link Volume} and {@link GroupView}.
  *
  * <p>The runtime calls, per request:
  * <ol>

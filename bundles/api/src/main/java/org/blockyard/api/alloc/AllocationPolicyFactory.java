@@ -15,8 +15,10 @@ public interface AllocationPolicyFactory {
     PolicyDescriptor descriptor();
 
     /**
-     * A policy for a volume of {@code geometry}. {@code tunables} holds every tunable of the descriptor,
-     * already checked against its range. May throw to refuse; the allocator then keeps the policy it has.
+     * A new policy for a volume of {@code geometry}, with state of its own if it keeps any
+     * ({@link AllocationPolicy}: what state a policy may keep). {@code tunables} holds every tunable of the
+     * descriptor, already checked against its range; a change of one while the policy runs is a new call.
+     * May throw to refuse; the allocator then keeps the policy it has.
      */
     AllocationPolicy create(Geometry geometry, Map<String, Long> tunables);
 }

@@ -8,7 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.PrintStream;
 import java.net.URL;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -77,8 +79,17 @@ abstract class EmbeddingScenario {
         }
     }
 
-    @Test
-    void allocatorAndQueueAreServicesThatComeAndGoWithTheBundleLeavingNoThreads() throws Exception {
+    /** The configuration of a 64 MiB volume in groups of 8192 blocks running {@code elevator}. */
+    private static Hashtable<String, Object> smallVolume(String elevator) {
+        Hashtable<String, Object> config = new Hashtable<>();
+        config.put("volume.size", "64MiB");
+        config.put("blocks.per.group", 8192);
+        config.put("elevator", elevator);
+        return config;
+    }
+
+    /** A fresh framework, started, with the bundles an embedder needs besides the embedded one, started. */
+    private BundleContext startFrameworkWithInfrastructure() throws Exception {
         Map<String, String> props = new HashMap<>(frameworkProperties());
         props.put("org.osgi.framework.storage", dir.resolve("cache").toString());
         props.put("org.osgi.framework.storage.clean", "onFirstInit");
@@ -92,16 +103,27 @@ abstract class EmbeddingScenario {
         for (String name : List.of("slf4j-api", "slf4j-simple", "org.osgi.util.function", "org.osgi.util.promise",
                 "org.osgi.service.component", "org.apache.felix.scr", "org.apache.felix.configadmin", "org.blockyard.api"))
             infra.add(install(ctx, name));
-        Bundle embedded = install(ctx, "org.blockyard.embedded");
-        Bundle consumer = ctx.installBundle("consumer", consumerBundle());
-        Bundle plugin = ctx.installBundle("plugin", pluginBundle());
         for (Bundle b : infra) if (b.getHeaders().get("Fragment-Host") == null) b.start();
+        return ctx;
+    }
+
+    /** The framework's context and the bundles a scenario installs beside the infrastructure, none started. */
+    private record Installed(BundleContext ctx, Bundle embedded, Bundle consumer, Bundle plugin) {}
+
+    private Installed installAll() throws Exception {
+        BundleContext ctx = startFrameworkWithInfrastructure();
+        return new Installed(ctx, install(ctx, "org.blockyard.embedded"), ctx.installBundle("consumer", consumerBundle()),
+                ctx.installBundle("plugin", pluginBundle("1.0.0")));
+    }
+
+    @Test
+    void allocatorAndQueueAreServicesThatComeAndGoWithTheBundleLeavingNoThreads() throws Exception {
+        Installed installed = installAll();
+        BundleContext ctx = installed.ctx();
+        Bundle embedded = installed.embedded(), consumer = installed.consumer(), plugin = installed.plugin();
 
         // A configuration before the first start: the component must read it through ConfigAdmin.
-        Hashtable<String, Object> config = new Hashtable<>();
-        config.put("volume.size", "64MiB");
-        config.put("blocks.per.group", 8192);
-        config.put("elevator", "noop");
+        Hashtable<String, Object> config = smallVolume("noop");
         updateConfiguration(ctx, config);
 
         int before = settledThreadCount();
@@ -161,6 +183,133 @@ abstract class EmbeddingScenario {
         for (int n : stopped) assertTrue(Math.abs(n - before) <= THREAD_SLACK, "threads " + stopped + " vs " + before);
     }
 
+    /**
+     * The configured elevator is a plugin: while its bundle is away (stopped, or between the two halves of an
+     * update) the queue runs the default, and when it comes back it is selected again, with the tunable the
+     * configuration gives it. A changed tunable is applied in place: the running elevator is rebuilt with it and
+     * the services stay.
+     */
+    @Test
+    void aPluginThatComesBackIsSelectedAgainAndATunableSetThroughConfigAdminTakesEffect() throws Exception {
+        Installed installed = installAll();
+        BundleContext ctx = installed.ctx();
+        Bundle embedded = installed.embedded(), consumer = installed.consumer(), plugin = installed.plugin();
+        Hashtable<String, Object> config = smallVolume("fifo-test");
+        config.put("elevator.fifo-test.tag", 7L);
+        updateConfiguration(ctx, config);
+        embedded.start();
+        consumer.start();
+        System.out.println("before the plugin: " + waitForReport(ctx, "elevator=deadline"));
+
+        plugin.start();
+        System.out.println("the plugin arrived: " + waitForReport(ctx, "elevator=fifo-test", "tag=7"));
+        long serviceId = (Long) waitForService(ctx, ALLOCATOR).getProperty("service.id");
+
+        config.put("elevator.fifo-test.tag", "9");
+        updateConfiguration(ctx, config);
+        System.out.println("the tunable changed: " + waitForReport(ctx, "elevator=fifo-test", "tag=9"));
+        assertEquals(serviceId, (Long) waitForService(ctx, ALLOCATOR).getProperty("service.id"), "applied in place");
+
+        plugin.stop();
+        System.out.println("the plugin stopped: " + waitForReport(ctx, "elevator=deadline"));
+        plugin.start();
+        System.out.println("the plugin restarted: " + waitForReport(ctx, "elevator=fifo-test", "tag=9"));
+
+        plugin.update(pluginBundle("1.0.1"));
+        assertEquals("1.0.1", plugin.getVersion().toString());
+        System.out.println("the plugin updated: " + waitForReport(ctx, "elevator=fifo-test", "tag=9"));
+
+        config.remove("elevator.fifo-test.tag");
+        updateConfiguration(ctx, config);
+        System.out.println("the tunable no longer configured: " + waitForReport(ctx, "elevator=fifo-test", "tag=1"));
+        assertEquals(serviceId, (Long) waitForService(ctx, ALLOCATOR).getProperty("service.id"), "the same volume");
+    }
+
+    /**
+     * A configuration that cannot be is one line in the log, without a stack trace, and no volume: the
+     * component does not activate, and starts once the configuration is fixed. (64 MiB in the default groups
+     * of 32768 blocks is no volume either: less than one group.)
+     */
+    @Test
+    void aVolumeSizeThatIsNoSizeIsOneLoggedLineAndNoVolumeUntilItIsFixed() throws Exception {
+        BundleContext ctx = startFrameworkWithInfrastructure();
+        Bundle embedded = install(ctx, "org.blockyard.embedded");
+        Hashtable<String, Object> config = new Hashtable<>();
+        config.put("volume.size", "lots");
+        updateConfiguration(ctx, config);
+        oneLineAndNoVolume(ctx, "volume.size 'lots' is not a size", embedded::start);
+
+        config.put("volume.size", "64MiB");
+        oneLineAndNoVolume(ctx, "is no volume: a volume needs at least one whole group", () -> updateConfiguration(ctx, config));
+
+        config.put("blocks.per.group", 8192);
+        updateConfiguration(ctx, config);
+        assertNotNull(waitForService(ctx, ALLOCATOR), "the volume once the configuration is fixed");
+        assertEquals(16384L, waitForService(ctx, ALLOCATOR).getProperty("blockyard.volume.blocks"));
+    }
+
+    private interface Step {
+        void run() throws Exception;
+    }
+
+    /** Runs {@code step}, after which exactly one line of the log says {@code expected}, no stack trace, no volume. */
+    private static void oneLineAndNoVolume(BundleContext ctx, String expected, Step step) throws Exception {
+        PrintStream err = System.err;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(new TeeStream(err, captured), true, StandardCharsets.UTF_8));
+        try {
+            step.run();
+            waitForLine(captured, expected);
+            Thread.sleep(500); // what else would be said about it comes with it
+        } finally {
+            System.setErr(err);
+        }
+        List<String> said = captured.toString(StandardCharsets.UTF_8).lines().collect(Collectors.toList());
+        List<String> aboutIt = said.stream().filter(l -> l.contains("volume.size")).collect(Collectors.toList());
+        assertEquals(1, aboutIt.size(), () -> "one line about it: " + said);
+        assertTrue(aboutIt.get(0).contains(expected), aboutIt.get(0));
+        assertTrue(said.stream().noneMatch(l -> l.startsWith("\tat ") || l.contains("Exception")),
+                () -> "no stack trace: " + said);
+        assertNull(ctx.getAllServiceReferences(ALLOCATOR, null), "no volume with that configuration");
+    }
+
+    /** Waits until a line of {@code captured} contains {@code text}. */
+    private static void waitForLine(ByteArrayOutputStream captured, String text) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + WAIT_MILLIS;
+        while (System.currentTimeMillis() < deadline) {
+            if (captured.toString(StandardCharsets.UTF_8).lines().anyMatch(l -> l.contains(text))) return;
+            Thread.sleep(20);
+        }
+        throw new AssertionError("no line with " + text + " in " + captured.toString(StandardCharsets.UTF_8));
+    }
+
+    /** Writes to both streams. */
+    private static final class TeeStream extends java.io.OutputStream {
+        private final java.io.OutputStream a, b;
+
+        TeeStream(java.io.OutputStream a, java.io.OutputStream b) {
+            this.a = a;
+            this.b = b;
+        }
+
+        @Override
+        public synchronized void write(int c) throws IOException {
+            a.write(c);
+            b.write(c);
+        }
+
+        @Override
+        public synchronized void write(byte[] buf, int off, int len) throws IOException {
+            a.write(buf, off, len);
+            b.write(buf, off, len);
+        }
+
+        @Override
+        public void flush() throws IOException {
+            a.flush();
+        }
+    }
+
     private Bundle install(BundleContext ctx, String name) throws Exception {
         String path = System.getProperty("bundle." + name);
         assertNotNull(path, "system property bundle." + name);
@@ -183,15 +332,16 @@ abstract class EmbeddingScenario {
         }
     }
 
-    private static String waitForReport(BundleContext ctx, String expected) throws Exception {
+    private static String waitForReport(BundleContext ctx, String... expected) throws Exception {
         long deadline = System.currentTimeMillis() + WAIT_MILLIS;
         String r;
         do {
             r = consume(ctx);
-            if (r.contains(expected)) return r;
+            String seen = r;
+            if (java.util.Arrays.stream(expected).allMatch(seen::contains)) return r;
             Thread.sleep(20);
         } while (System.currentTimeMillis() < deadline);
-        throw new AssertionError("expected " + expected + " in " + r);
+        throw new AssertionError("expected " + String.join(" and ", expected) + " in " + r);
     }
 
     /** All references, unfiltered by class space: the system bundle does not import the API. */
@@ -268,21 +418,26 @@ abstract class EmbeddingScenario {
                         + "org.osgi.framework,org.osgi.util.tracker");
     }
 
-    /** An elevator plugin: it offers an ElevatorFactory service (a consumer type) while it runs. */
-    private static InputStream pluginBundle() throws IOException {
-        return testBundle("org.blockyard.embedded.itest.plugin", "FifoElevatorActivator",
+    /** An elevator plugin of {@code version}: it offers an ElevatorFactory service (a consumer type) while it runs. */
+    private static InputStream pluginBundle(String version) throws IOException {
+        return testBundle("org.blockyard.embedded.itest.plugin", version, "FifoElevatorActivator",
                 "org.blockyard.api.io;version=\"[0.3,1)\",org.blockyard.api.plugin;version=\"[0.1,1)\","
                         + "org.osgi.framework");
     }
 
     /** A bundle of the compiled classes of package {@code pkg} (named after it), started by {@code activator}. */
     private static InputStream testBundle(String pkg, String activator, String imports) throws IOException {
+        return testBundle(pkg, "1.0.0", activator, imports);
+    }
+
+    private static InputStream testBundle(String pkg, String version, String activator, String imports)
+            throws IOException {
         Manifest mf = new Manifest();
         Attributes a = mf.getMainAttributes();
         a.put(Attributes.Name.MANIFEST_VERSION, "1.0");
         a.putValue("Bundle-ManifestVersion", "2");
         a.putValue("Bundle-SymbolicName", pkg);
-        a.putValue("Bundle-Version", "1.0.0");
+        a.putValue("Bundle-Version", version);
         a.putValue("Bundle-Activator", pkg + "." + activator);
         a.putValue("Import-Package", imports);
         ByteArrayOutputStream out = new ByteArrayOutputStream();

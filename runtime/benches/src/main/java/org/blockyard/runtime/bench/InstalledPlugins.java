@@ -22,12 +22,11 @@ import java.util.stream.Stream;
 import com.typesafe.config.Config;
 
 import org.blockyard.api.alloc.AllocationPolicyFactory;
-import org.blockyard.api.io.ElevatorDescriptor;
 import org.blockyard.api.io.ElevatorFactory;
-import org.blockyard.runtime.alloc.ReservationPolicy;
+import org.blockyard.runtime.alloc.PolicyRegistry;
 import org.blockyard.runtime.io.ElevatorRegistry;
-import org.blockyard.runtime.io.elevator.DeadlineElevator;
-import org.blockyard.runtime.io.elevator.NoopElevator;
+import org.blockyard.runtime.plugin.PluginFamily;
+import org.blockyard.runtime.plugin.PluginRegistry;
 
 /**
  * The plugins a benchmark can name: the plugin bundles the CLI ships (every bundle on the class path with a
@@ -56,30 +55,32 @@ public final class InstalledPlugins {
     private InstalledPlugins(List<PluginBundle> bundles) {
         this.bundles = List.copyOf(bundles);
         Map<String, String> elevatorNames = new LinkedHashMap<>(), policyNames = new LinkedHashMap<>();
-        for (ElevatorDescriptor d : List.of(NoopElevator.DESCRIPTOR, DeadlineElevator.DESCRIPTOR))
-            claim(elevatorNames, "io scheduler", d.id(), d.aliases(), "built in", null);
-        var reservation = ReservationPolicy.FACTORY.descriptor();
-        claim(policyNames, "allocation policy", reservation.id(), reservation.aliases(), "built in", null);
+        ElevatorRegistry builtInElevators = ElevatorRegistry.builtIn();
+        PolicyRegistry builtInPolicies = PolicyRegistry.builtIn();
         for (PluginBundle b : this.bundles) {
-            for (ElevatorFactory f : b.elevators) {
-                ElevatorDescriptor d = f.descriptor();
-                String reserved = ElevatorRegistry.RESERVED_ALIASES.get(d.id());
-                if (reserved != null)
-                    throw new PluginBundle.LoadFailed(b.name() + ": io scheduler '" + d.id() + "' is reserved as an alias of " + reserved);
-                claim(elevatorNames, "io scheduler", d.id(), d.aliases(), b.name(), b);
-                elevators.add(f);
-            }
-            for (AllocationPolicyFactory f : b.policies) {
-                var d = f.descriptor();
-                claim(policyNames, "allocation policy", d.id(), d.aliases(), b.name(), b);
-                policies.add(f);
-            }
+            take(b, b.elevators, builtInElevators, elevatorNames, elevators);
+            take(b, b.policies, builtInPolicies, policyNames, policies);
         }
     }
 
-    /** Takes {@code id} and {@code aliases} for {@code owner}; one already taken is a refusal naming both. */
-    private static void claim(Map<String, String> taken, String kind, String id, List<String> aliases, String owner,
-                              PluginBundle bundle) {
+    /**
+     * Takes {@code b}'s {@code factories} into {@code into}: refused, naming {@code b}, when a name is a built-in's
+     * or reserved ({@code builtIns}' rule, the registries' own) or when another bundle holds it ({@code taken}).
+     */
+    private static <F> void take(PluginBundle b, List<F> factories, PluginRegistry<F, ?, ?> builtIns,
+                                 Map<String, String> taken, List<F> into) {
+        for (F f : factories) {
+            PluginFamily.Described d = builtIns.describe(f);
+            String refusal = builtIns.refusalBesideBuiltIns(f);
+            if (refusal != null)
+                throw new PluginBundle.LoadFailed(b.name() + ": " + builtIns.noun() + " '" + d.id() + "' refused: " + refusal);
+            claim(taken, builtIns.noun(), d.id(), d.aliases(), b);
+            into.add(f);
+        }
+    }
+
+    /** Takes {@code id} and {@code aliases} for {@code bundle}; one another bundle holds is a refusal naming both. */
+    private static void claim(Map<String, String> taken, String kind, String id, List<String> aliases, PluginBundle bundle) {
         List<String> names = new ArrayList<>();
         names.add(id);
         names.addAll(aliases);
@@ -88,9 +89,9 @@ public final class InstalledPlugins {
             String holder = taken.get(key);
             if (holder != null)
                 throw new PluginBundle.LoadFailed(bundle.name() + ": " + kind + " '" + id + "' refused: '" + n + "' is "
-                        + (holder.equals("built in") ? "a built-in name" : "already provided by " + holder));
+                        + "already provided by " + holder);
         }
-        for (String n : names) taken.put(n.trim().toLowerCase(Locale.ROOT), owner);
+        for (String n : names) taken.put(n.trim().toLowerCase(Locale.ROOT), bundle.name());
     }
 
     /** The plugin elevators, in the order a listing shows them. */

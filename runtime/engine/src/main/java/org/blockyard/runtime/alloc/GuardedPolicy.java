@@ -12,7 +12,10 @@ import org.blockyard.api.alloc.AllocationPolicy;
  * is answered by the built-in {@code fallback} instead, so the request in hand is served; a call that took
  * longer than {@code stallLimitNanos} keeps its answer but counts as a fault too. The first fault is
  * reported once to {@code onFault} (policy id, reason), which retires the plugin for the default.
- * Stateless apart from the reported flag, and thread-safe like the policies it wraps.
+ * Stateless apart from the reported flag, and thread-safe like the policies it wraps. The elevators' guard,
+ * {@code GuardedElevator}, follows the same rules; it differs in what a fault costs: an elevator holds
+ * requests, which the guard recovers from its own list for the default, where a policy's answer is replaced
+ * call by call.
  */
 final class GuardedPolicy implements AllocationPolicy {
     private final AllocationPolicy plugin;

@@ -44,8 +44,8 @@ public final class ActorBlockQueue implements BlockQueue {
     }
 
     /**
-     * The queue actor itself, for code that owns the queue's plugins (the OSGi host tells it
-     * {@link QueueActor.RegisterElevator} and {@link QueueActor.UnregisterElevator}).
+     * The queue actor itself, for code that owns the queue's plugins (a plugin binder's {@link QueueBinding}
+     * tells it {@link QueueActor.RegisterElevator} and {@link QueueActor.UnregisterElevator}).
      */
     public ActorRef<QueueActor.Command> actor() {
         return queue;
@@ -114,13 +114,38 @@ public final class ActorBlockQueue implements BlockQueue {
 
     @Override
     public CompletionStage<ElevatorSwitch> setElevator(String nameOrAlias) {
+        return switched(replyTo -> new QueueActor.SetElevator(nameOrAlias, replyTo));
+    }
+
+    /**
+     * Selects {@code nameOrAlias} as a configuration does: one that is not available (not installed, or retired)
+     * selects the built-in default, and the answer says so ({@link ElevatorSwitch#fellBack}).
+     */
+    public CompletionStage<ElevatorSwitch> selectElevator(String nameOrAlias) {
+        return switched(replyTo -> new QueueActor.SelectElevator(nameOrAlias, replyTo));
+    }
+
+    /**
+     * Sets tunable {@code name} of elevator {@code id}, checked against its descriptor
+     * ({@link IoException.InvalidTunable} changes nothing); a running {@code id} is rebuilt with it in place.
+     */
+    public CompletionStage<ElevatorSwitch> setElevatorTunable(String id, String name, long value) {
+        return switched(replyTo -> new QueueActor.SetTunable(id, name, value, replyTo));
+    }
+
+    /** Drops the run-time value of tunable {@code name} of elevator {@code id}; a running {@code id} is rebuilt. */
+    public CompletionStage<ElevatorSwitch> resetElevatorTunable(String id, String name) {
+        return switched(replyTo -> new QueueActor.ResetTunable(id, name, replyTo));
+    }
+
+    private CompletionStage<ElevatorSwitch> switched(
+            java.util.function.Function<ActorRef<QueueActor.Switched>, QueueActor.Command> message) {
         CompletableFuture<ElevatorSwitch> done = new CompletableFuture<>();
         if (closed) {
             done.completeExceptionally(closedError());
             return done;
         }
-        AskPattern.<QueueActor.Command, QueueActor.Switched>ask(queue,
-                replyTo -> new QueueActor.SetElevator(nameOrAlias, replyTo), timeout, scheduler)
+        AskPattern.<QueueActor.Command, QueueActor.Switched>ask(queue, message::apply, timeout, scheduler)
                 .whenComplete((s, e) -> {
                     if (e != null) done.completeExceptionally(e);
                     else if (s.error() != null) done.completeExceptionally(s.error());

@@ -27,8 +27,9 @@ import org.blockyard.api.io.IoRequest;
 import org.blockyard.api.io.QueueStats;
 
 /**
- * The queue of one real device (memory or image file) in real time. It owns a {@link RequestQueue}, the
- * elevator registry and the device; the device's blocking I/O runs on one thread of its own and its
+ * The queue of one real device (memory or image file) in real time. It owns a {@link RequestQueue} and the
+ * device, and decides every switch; the elevator registry is its setup's, which a binder and a shell read and
+ * set tunables in too (it is thread-safe); the device's blocking I/O runs on one thread of its own and its
  * completions come back as messages, so the queue keeps merging while the device works. Plug and elevator
  * wake-ups are Akka timers. Time is {@code System.nanoTime()} since the actor started.
  *
@@ -63,7 +64,26 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
     /** Exactly one of {@code completion} and {@code error} is set. */
     public record Completed(IoCompletion completion, IoException error) {}
 
+    /** Switch to {@code nameOrAlias} (run time: a name not available is an error). */
     public record SetElevator(String nameOrAlias, ActorRef<Switched> replyTo) implements Command {}
+
+    /**
+     * Select {@code nameOrAlias} as a configuration does: a name not available (not installed, retired) selects
+     * the default, and the answer says it fell back.
+     */
+    public record SelectElevator(String nameOrAlias, ActorRef<Switched> replyTo) implements Command {}
+
+    /**
+     * Set tunable {@code name} of elevator {@code id} (checked; {@link IoException.InvalidTunable} changes
+     * nothing); when {@code id} runs, it is rebuilt with the value in place, its queued requests moving over.
+     */
+    public record SetTunable(String id, String name, long value, ActorRef<Switched> replyTo) implements Command {}
+
+    /**
+     * Drop the value set at run time for tunable {@code name} of elevator {@code id} (the configured one or the
+     * default applies again); a running {@code id} is rebuilt in place.
+     */
+    public record ResetTunable(String id, String name, ActorRef<Switched> replyTo) implements Command {}
 
     /** Exactly one of {@code result} and {@code error} is set. */
     public record Switched(ElevatorSwitch result, IoException error) {}
@@ -141,6 +161,9 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
                 .onMessageEquals(Wake.INSTANCE, this::onWake)
                 .onMessageEquals(CheckDevice.INSTANCE, this::onCheckDevice)
                 .onMessage(SetElevator.class, this::onSetElevator)
+                .onMessage(SelectElevator.class, this::onSelectElevator)
+                .onMessage(SetTunable.class, m -> onTunable(m.id(), m.name(), m.value(), m.replyTo()))
+                .onMessage(ResetTunable.class, m -> onTunable(m.id(), m.name(), null, m.replyTo()))
                 .onMessage(GetListing.class, this::onGetListing)
                 .onMessage(GetStats.class, this::onGetStats)
                 .onMessage(RegisterElevator.class, this::onRegisterElevator)
@@ -236,12 +259,47 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
     }
 
     private ElevatorSwitch switchTo(String name) {
-        String id = setup.registry().lookup(name).descriptor().id();
-        if (id.equals(queue.elevatorId())) return new ElevatorSwitch(name, id, false, 0);
+        return switchTo(name, setup.registry().lookup(name), false);
+    }
+
+    /** Switches to {@code id} (built anew) unless it runs already. */
+    private ElevatorSwitch switchTo(String requested, String id, boolean fellBack) {
+        if (id.equals(queue.elevatorId())) return new ElevatorSwitch(requested, id, fellBack, 0);
         int moved = queue.switchTo(setup.build(id), id, now());
         getContext().getLog().info("io scheduler switched to {} ({} requests moved)", id, moved);
         pump();
-        return new ElevatorSwitch(name, queue.elevatorId(), false, moved);   // the default, if the new one failed at once
+        return new ElevatorSwitch(requested, queue.elevatorId(), fellBack, moved);   // the default, if the new one failed at once
+    }
+
+    private Behavior<Command> onSelectElevator(SelectElevator m) {
+        try {
+            long t0 = System.nanoTime();
+            var s = setup.registry().select(m.nameOrAlias());
+            ElevatorSwitch done = switchTo(m.nameOrAlias(), s.id(), s.fellBack());
+            m.replyTo().tell(new Switched(done.withPause(System.nanoTime() - t0), null));
+        } catch (IoException e) {
+            m.replyTo().tell(new Switched(null, e));
+        }
+        return this;
+    }
+
+    /** Sets ({@code value}) or resets (null) a tunable of {@code id}, and rebuilds {@code id} in place if it runs. */
+    private Behavior<Command> onTunable(String id, String name, Long value, ActorRef<Switched> replyTo) {
+        try {
+            if (value != null) setup.registry().setTunable(id, name, value);
+            else setup.registry().resetTunable(id, name);
+            int moved = 0;
+            if (id.equals(queue.elevatorId())) {
+                moved = queue.switchTo(setup.build(id), id, now());
+                getContext().getLog().info("io scheduler {} rebuilt with {} {} ({} requests moved)", id, name,
+                        value != null ? "= " + value : "as configured", moved);
+                pump();
+            }
+            replyTo.tell(new Switched(new ElevatorSwitch(id, queue.elevatorId(), false, moved), null));
+        } catch (IoException e) {
+            replyTo.tell(new Switched(null, e));
+        }
+        return this;
     }
 
     private Behavior<Command> onGetListing(GetListing m) {
@@ -321,6 +379,9 @@ public final class QueueActor extends AbstractBehavior<QueueActor.Command> {
         else if (m instanceof SubmitAsync s) s.replyTo().completeExceptionally(closed);
         else if (m instanceof SubmitBatch b) for (CompletableFuture<IoCompletion> f : b.replyTo()) f.completeExceptionally(closed);
         else if (m instanceof SetElevator s) s.replyTo().tell(new Switched(null, closed));
+        else if (m instanceof SelectElevator s) s.replyTo().tell(new Switched(null, closed));
+        else if (m instanceof SetTunable s) s.replyTo().tell(new Switched(null, closed));
+        else if (m instanceof ResetTunable s) s.replyTo().tell(new Switched(null, closed));
         else if (m instanceof GetListing l) l.replyTo().tell(new Listing(setup.registry().ids(), queue.elevatorId(),
                 setup.registry().listing(queue.elevatorId()), queue.capacitySectors()));
         else if (m instanceof GetStats g) g.replyTo().tell(queue.stats());

@@ -4,7 +4,6 @@ import java.util.HashMap;
 import java.util.Map;
 
 import org.blockyard.api.io.Elevator;
-import org.blockyard.api.io.ElevatorFactory;
 import org.blockyard.api.io.IoException;
 import org.blockyard.api.io.QueueLimits;
 
@@ -100,18 +99,12 @@ public record QueueSetup(ElevatorRegistry registry, String requestedElevator, Ma
                 elevatorStallLimitNanos, deviceTimeoutNanos);
     }
 
-    /** A new elevator of {@code id} with its configured tunables; {@link IoException.SwitchFailed} if it cannot start. */
+    /**
+     * A new elevator of {@code id} with its tunables (configured here, set at run time in the registry);
+     * {@link IoException.SwitchFailed} if it cannot start, {@link IoException.InvalidTunable} for a bad value.
+     */
     public Elevator build(String id) {
-        ElevatorFactory f = registry.factory(id);
-        Map<String, Long> values = f.descriptor().resolve(tunables.getOrDefault(id, Map.of()));
-        try {
-            Elevator e = f.create(limits, values);
-            if (e == null) throw new IllegalStateException("factory returned no elevator");
-            return e;
-        } catch (RuntimeException e) {
-            if (e instanceof IoException io) throw io;
-            throw new IoException.SwitchFailed("io scheduler " + id + " failed to start: " + e.getMessage(), e);
-        }
+        return registry.build(id, limits, tunables.getOrDefault(id, Map.of()));
     }
 
     /** The queue for a device of {@code capacitySectors}, running the selected elevator. */
@@ -122,8 +115,8 @@ public record QueueSetup(ElevatorRegistry registry, String requestedElevator, Ma
     }
 
     /** Retired elevators are recorded in the registry; the default replaces them. */
-    private RequestQueue.Supervisor supervisor() {
-        return new RequestQueue.Supervisor() {
+    private GuardedElevator.Supervisor supervisor() {
+        return new GuardedElevator.Supervisor() {
             @Override public String defaultId() { return registry.defaultId(); }
             @Override public boolean isFailed(String id) { return registry.isFailed(id); }
             @Override public boolean isBuiltIn(String id) { return registry.isBuiltIn(id); }

@@ -36,11 +36,11 @@ public final class Request implements BlockRequest {
     /** The elevator that handed it out, told of its completion; null for requests that bypassed it. */
     Elevator issuedBy;
     /**
-     * The queue whose elevator holds it (given by {@code add}, not yet handed back by {@code dispatch} or
-     * {@code drainAll}), else null; {@code heldPrev}/{@code heldNext} link it into that queue's list of held
+     * The guard whose elevator holds it (given by {@code add}, not yet handed back by {@code dispatch} or
+     * {@code drainAll}), else null; {@code heldPrev}/{@code heldNext} link it into that guard's list of held
      * requests in the order they were given, so the queue can recover them without the elevator's help.
      */
-    RequestQueue holder;
+    GuardedElevator holder;
     Request heldPrev, heldNext;
 
     Request(long seq, Bio first) {

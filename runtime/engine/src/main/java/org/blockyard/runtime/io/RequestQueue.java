@@ -12,7 +12,6 @@ import java.util.Set;
 import java.util.function.BiConsumer;
 
 import org.blockyard.api.io.BlockRequest;
-import org.blockyard.api.io.Dispatch;
 import org.blockyard.api.io.Elevator;
 import org.blockyard.api.io.IoCompletion;
 import org.blockyard.api.io.IoException;
@@ -22,9 +21,6 @@ import org.blockyard.api.io.IoRequest;
 import org.blockyard.api.io.MergeKind;
 import org.blockyard.api.io.QueueLimits;
 import org.blockyard.api.io.QueueStats;
-import org.blockyard.runtime.io.elevator.NoopElevator;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The request queue proper, without threads or clocks: {@link QueueActor} drives it in real time and
@@ -61,67 +57,24 @@ import org.slf4j.LoggerFactory;
  * <tr><td>{@link #switchTo}</td><td>{@code elevator_switch}: the new elevator takes every queued request</td></tr>
  * </table>
  *
- * <p><b>Faults in the elevator</b> (a plugin may be buggy; the queue must not stop). The queue keeps its own
- * list of the requests the elevator holds: a request joins it when it is given to {@code add} and leaves it
- * when {@code dispatch} or {@code drainAll} hands it back, or when it is coalesced away (O(1) links on the
- * request, no allocation). Every call into the elevator is checked. It is <i>retired</i> when a call throws,
- * when it breaks the contract (hands out a request it does not hold: never given, already dispatched or
- * returned twice; answers idle while holding requests; leaves requests behind in {@code drainAll}; reports
- * a {@code queued()} that differs from the list), or when one call takes longer than
- * {@code stallLimitNanos} (real time, {@code System.nanoTime}, whatever clock the queue runs on). Retiring
- * records the fault with the {@link Supervisor} (the registry lists it as failed), builds the default
- * elevator (or, when the default is the one that failed, noop as the last resort) and gives it every
- * request from the list, in the order they were first given; the faulty elevator's own answers are never
- * trusted. Each request is thus issued exactly once, and every submission completes once.
+ * <p><b>Faults in the elevator</b> (a plugin may be buggy; the queue must not stop): every call into it goes
+ * through {@link GuardedElevator}, which keeps its own list of the requests the elevator holds, checks every
+ * answer against it, and retires a faulty elevator for the default with every request on the list (its
+ * header has the rules). Each request is thus issued exactly once, and every submission completes once.
  *
  * <p><b>Plugging</b> (Linux 2.6): a submission that finds nothing queued plugs the queue; it unplugs when
  * {@code unplugThreshold} requests are queued, after {@code unplugDelayNanos}, or on a SYNC or FLUSH
  * submission. While plugged, contiguous submissions merge instead of trickling out one by one.
  */
 public final class RequestQueue {
-    private static final Logger LOG = LoggerFactory.getLogger(RequestQueue.class);
-
-    /** What the queue needs to retire a faulty elevator; {@link QueueSetup} answers from its registry. */
-    public interface Supervisor {
-        /** The built-in default, which replaces a retired elevator. */
-        String defaultId();
-
-        /** Whether {@code id} was retired before (then it is not used as a replacement). */
-        boolean isFailed(String id);
-
-        /**
-         * Whether {@code id} is one of the queue's own elevators. They are not retired for time: their calls take
-         * microseconds, so one that took longer was paused with the JVM (a collection) or the machine; a
-         * plugin's slow call cannot be told from such a pause, and is retired.
-         */
-        boolean isBuiltIn(String id);
-
-        /** A new elevator of {@code id}; may throw. */
-        Elevator build(String id);
-
-        /** {@code id} was retired; {@code reason} names the callback and the fault. */
-        void retired(String id, String reason);
-    }
-
-    /** Elevator used when the default itself failed: a queue is never left without one. */
-    static final String LAST_RESORT = "noop";
-
     private final QueueLimits limits;
     private final long capacitySectors;
     private final int unplugThreshold;
     private final long unplugDelayNanos;
     private final QueueEvents events;
-    private final Supervisor supervisor;
-    private final long stallLimitNanos;
-
-    private Elevator elevator;
-    private String elevatorId;
-    /** Whether the elevator takes asynchronous META requests itself (asked once per elevator installed). */
-    private boolean elevatorTakesMeta;
-    /** Requests the elevator holds, in the order given (linked through the requests); see the class comment. */
-    private Request heldHead, heldTail;
-    private int heldCount;
-    /** The time of the latest call, for the calls that retire an elevator without being given one. */
+    /** The elevator, every call checked. */
+    private final GuardedElevator elevator;
+    /** The time of the latest call, for the calls that may retire an elevator without being given one. */
     private long lastNowNanos;
 
     private final ArrayDeque<Request> ordered = new ArrayDeque<>();
@@ -134,7 +87,6 @@ public final class RequestQueue {
     private boolean flushInFlight;
     private boolean plugged;
     private long plugDeadlineNanos;
-    private long elevatorWakeNanos = Long.MAX_VALUE;
     private long nextSeq = 1;
 
     private long submissions, requestsDispatched, sectorsDispatched, backMerges, frontMerges, coalesced, completed;
@@ -143,20 +95,15 @@ public final class RequestQueue {
     /**
      * @param stallLimitNanos longest one elevator call may take before the elevator is retired (real time)
      */
-    public RequestQueue(QueueLimits limits, long capacitySectors, Elevator elevator, String elevatorId,
-                        int unplugThreshold, long unplugDelayNanos, QueueEvents events, Supervisor supervisor,
-                        long stallLimitNanos) {
+    RequestQueue(QueueLimits limits, long capacitySectors, Elevator elevator, String elevatorId,
+                 int unplugThreshold, long unplugDelayNanos, QueueEvents events,
+                 GuardedElevator.Supervisor supervisor, long stallLimitNanos) {
         if (capacitySectors <= 0) throw new IllegalArgumentException("device of " + capacitySectors + " sectors");
-        if (stallLimitNanos <= 0) throw new IllegalArgumentException("the elevator stall limit must be positive");
-        this.supervisor = supervisor;
-        this.stallLimitNanos = stallLimitNanos;
         if (unplugThreshold < 1) throw new IllegalArgumentException("unplug threshold must be at least 1");
         if (unplugDelayNanos < 0) throw new IllegalArgumentException("negative unplug delay");
         this.limits = limits;
         this.capacitySectors = capacitySectors;
-        this.elevator = elevator;
-        this.elevatorId = elevatorId;
-        this.elevatorTakesMeta = takesMeta(elevator);
+        this.elevator = new GuardedElevator(limits, elevator, elevatorId, supervisor, stallLimitNanos);
         this.unplugThreshold = unplugThreshold;
         this.unplugDelayNanos = unplugDelayNanos;
         this.events = events == null ? QueueEvents.NONE : events;
@@ -171,7 +118,7 @@ public final class RequestQueue {
     }
 
     public String elevatorId() {
-        return elevatorId;
+        return elevator.id();
     }
 
     /** Checks a submission without queueing it; throws {@link IoException.InvalidRequest}. */
@@ -197,7 +144,7 @@ public final class RequestQueue {
         events.queued(bio, nowNanos);
         Request.Bio b = new Request.Bio(bio, nowNanos, done);
         if (bio.op() == IoOp.FLUSH) {
-            drainForFlush();
+            drainForFlush(nowNanos);
             Request flush = newRequest(b, nowNanos);
             ordered.add(flush);
             plugged = false;
@@ -215,8 +162,8 @@ public final class RequestQueue {
         if (tryBackMerge(b, nowNanos) || tryFrontMerge(b, nowNanos)) return;
         Request rq = newRequest(b, nowNanos);
         index(rq);
-        if (rq.isMeta() && !elevatorTakesMeta) meta.add(rq);
-        else addToElevator(rq, nowNanos);
+        if (rq.isMeta() && !elevator.takesMeta()) meta.add(rq);
+        else elevator.add(rq, nowNanos);
         if (queuedRequests() >= unplugThreshold) plugged = false;
     }
 
@@ -254,19 +201,19 @@ public final class RequestQueue {
     private boolean tryBackMerge(Request.Bio b, long nowNanos) {
         IoRequest bio = b.io();
         Request rq = byEnd.get(key(bio.sector(), bio.op(), bio.flags()));
-        if (rq == null || rq.started || !fits(rq, bio.sectors()) || !mayMerge(rq, bio, MergeKind.BACK))
+        if (rq == null || rq.started || !fits(rq, bio.sectors()) || !mayMerge(rq, bio, MergeKind.BACK, nowNanos))
             return false;
         unindex(rq);
         long before = rq.sector();
         rq.appendBack(b);
         backMerges++;
         events.backMerged(bio, rq, nowNanos);
-        notifyMerged(rq, MergeKind.BACK, before);
+        notifyMerged(rq, MergeKind.BACK, before, nowNanos);
         Request next = byStart.get(key(rq.endSector(), rq));
         if (next != null && next != rq && fits(rq, next.sectors())) {
             unindex(next);
             rq.absorb(next);
-            dropCoalesced(rq, next, before);
+            dropCoalesced(rq, next, before, nowNanos);
         }
         index(rq);
         return true;
@@ -275,243 +222,46 @@ public final class RequestQueue {
     private boolean tryFrontMerge(Request.Bio b, long nowNanos) {
         IoRequest bio = b.io();
         Request rq = byStart.get(key(bio.endSector(), bio.op(), bio.flags()));
-        if (rq == null || rq.started || !fits(rq, bio.sectors()) || !mayMerge(rq, bio, MergeKind.FRONT))
+        if (rq == null || rq.started || !fits(rq, bio.sectors()) || !mayMerge(rq, bio, MergeKind.FRONT, nowNanos))
             return false;
         unindex(rq);
         long before = rq.sector();
         rq.prependFront(b);
         frontMerges++;
         events.frontMerged(bio, rq, nowNanos);
-        notifyMerged(rq, MergeKind.FRONT, before);
+        notifyMerged(rq, MergeKind.FRONT, before, nowNanos);
         Request prev = byEnd.get(key(rq.sector(), rq));
         if (prev != null && prev != rq && fits(rq, prev.sectors())) {
             unindex(prev);
             long beforeCoalesce = rq.sector();
             rq.absorbFront(prev);
-            dropCoalesced(rq, prev, beforeCoalesce);
+            dropCoalesced(rq, prev, beforeCoalesce, nowNanos);
         }
         index(rq);
         return true;
     }
 
     /** Requests in the META lane are the queue's own and always merge; every other one asks its elevator. */
-    private boolean mayMerge(Request rq, IoRequest bio, MergeKind kind) {
-        if (inMetaLane(rq)) return true;
-        long start = System.nanoTime();
-        boolean allow;
-        try {
-            allow = elevator.allowMerge(rq, bio, kind);
-        } catch (Throwable t) {
-            threw("allowMerge", t);
-            return false;
-        }
-        return !stalled("allowMerge", start) && allow;
+    private boolean mayMerge(Request rq, IoRequest bio, MergeKind kind, long nowNanos) {
+        return inMetaLane(rq) || elevator.allowMerge(rq, bio, kind, nowNanos);
     }
 
-    private void notifyMerged(Request rq, MergeKind kind, long previousSector) {
-        if (inMetaLane(rq)) return;
-        long start = System.nanoTime();
-        try {
-            elevator.merged(rq, kind, previousSector);
-        } catch (Throwable t) {
-            threw("merged", t);
-            return;
-        }
-        stalled("merged", start);
+    private void notifyMerged(Request rq, MergeKind kind, long previousSector, long nowNanos) {
+        if (!inMetaLane(rq)) elevator.merged(rq, kind, previousSector, nowNanos);
     }
 
-    private void dropCoalesced(Request survivor, Request gone, long previousSector) {
+    private void dropCoalesced(Request survivor, Request gone, long previousSector, long nowNanos) {
         coalesced++;
-        if (inMetaLane(survivor)) {
-            meta.remove(gone);
-            return;
-        }
-        release(gone);
-        long start = System.nanoTime();
-        try {
-            elevator.mergedRequests(survivor, gone, previousSector);
-        } catch (Throwable t) {
-            threw("mergedRequests", t);
-            return;
-        }
-        stalled("mergedRequests", start);
+        if (inMetaLane(survivor)) meta.remove(gone);
+        else elevator.mergedRequests(survivor, gone, previousSector, nowNanos);
     }
 
     /** A queued, indexed request is either in the META lane or held by the elevator. */
     private boolean inMetaLane(Request rq) {
-        return rq.isMeta() && !holds(rq);
+        return rq.isMeta() && !elevator.holds(rq);
     }
 
-    /** {@link Elevator#schedulesMeta}, false when it throws (the queue then keeps META in its lane). */
-    private static boolean takesMeta(Elevator e) {
-        try {
-            return e.schedulesMeta();
-        } catch (RuntimeException ex) {
-            LOG.warn("io scheduler {} threw in schedulesMeta: {}; the queue keeps META requests itself",
-                    e.getClass().getName(), describe(ex));
-            return false;
-        }
-    }
-
-    // ---- the elevator's requests, as the queue counts them ----
-
-    private void hold(Request rq) {
-        rq.holder = this;
-        rq.heldPrev = heldTail;
-        rq.heldNext = null;
-        if (heldTail == null) heldHead = rq;
-        else heldTail.heldNext = rq;
-        heldTail = rq;
-        heldCount++;
-    }
-
-    private void release(Request rq) {
-        if (rq.heldPrev == null) heldHead = rq.heldNext;
-        else rq.heldPrev.heldNext = rq.heldNext;
-        if (rq.heldNext == null) heldTail = rq.heldPrev;
-        else rq.heldNext.heldPrev = rq.heldPrev;
-        rq.holder = null;
-        rq.heldPrev = null;
-        rq.heldNext = null;
-        heldCount--;
-    }
-
-    private boolean holds(BlockRequest br) {
-        return br instanceof Request rq && rq.holder == this;
-    }
-
-    /** Takes every held request off the list, in the order given. */
-    private List<Request> releaseAll() {
-        List<Request> all = new ArrayList<>(heldCount);
-        while (heldHead != null) {
-            Request rq = heldHead;
-            release(rq);
-            all.add(rq);
-        }
-        return all;
-    }
-
-    /** Why handing out {@code br} breaks the contract (it is not held by this queue's elevator). */
-    private static String notHeld(BlockRequest br) {
-        if (!(br instanceof Request rq)) return br + ", which the queue never gave it";
-        if (rq.started) return rq + ", which was already dispatched";
-        return rq + ", which it does not hold";
-    }
-
-    // ---- guarded calls into the elevator ----
-
-    private void addToElevator(Request rq, long nowNanos) {
-        hold(rq);
-        long start = System.nanoTime();
-        try {
-            elevator.add(rq, nowNanos);
-        } catch (Throwable t) {
-            threw("add", t);
-            return;
-        }
-        stalled("add", start);
-    }
-
-    /** The next request from the elevator, checked; a faulty elevator is retired and its successor asked. */
-    private Request dispatchFromElevator(long nowNanos) {
-        for (int attempt = 0; attempt < 4; attempt++) {
-            Elevator e = elevator;
-            long start = System.nanoTime();
-            Dispatch d;
-            try {
-                d = e.dispatch(nowNanos);
-            } catch (Throwable t) {
-                threw("dispatch", t);
-                continue;
-            }
-            if (stalled("dispatch", start)) continue;       // its answer is dropped; what it held is recovered
-            if (d instanceof Dispatch.Issue issue) {
-                BlockRequest br = issue.request();
-                if (!holds(br)) {
-                    retire("dispatch", "handed out " + notHeld(br), null);
-                    continue;
-                }
-                Request rq = (Request) br;
-                release(rq);
-                unindex(rq);
-                rq.issuedBy = e;
-                return rq;
-            }
-            if (d instanceof Dispatch.WakeAt w) {
-                if (w.nanos() <= nowNanos && attempt < 3) continue;   // a time already reached is served at once
-                elevatorWakeNanos = w.nanos();
-                return null;
-            }
-            if (d == null) {
-                retire("dispatch", "answered null", null);
-                continue;
-            }
-            if (heldCount == 0) return null;
-            retire("dispatch", "answered idle while holding " + heldCount + " requests (lost them)", null);
-        }
-        return null;
-    }
-
-    private void completedByElevator(Request rq, long nowNanos) {
-        long start = System.nanoTime();
-        try {
-            elevator.completed(rq, nowNanos);
-        } catch (Throwable t) {
-            threw("completed", t);
-            return;
-        }
-        stalled("completed", start);
-    }
-
-    /** What {@code drainAll} gave back, checked; {@code fault} says how it broke the contract, else null. */
-    private record Drained(List<Request> requests, String fault, Throwable cause) {}
-
-    /**
-     * Empties the elevator. Each request it hands back once that it holds is taken in its order; when it
-     * throws, stalls, hands back one it does not hold, or keeps any, the rest come from the queue's own
-     * list (in the order given) and the fault is reported for the caller to act on.
-     */
-    private Drained drainElevator() {
-        long start = System.nanoTime();
-        List<BlockRequest> given;
-        try {
-            given = elevator.drainAll();
-        } catch (Throwable t) {
-            rethrowFatal(t);
-            return new Drained(releaseAll(), "threw " + describe(t), t);
-        }
-        List<Request> out = new ArrayList<>(heldCount);
-        String fault = null;
-        if (given == null) {
-            fault = "answered null";
-        } else {
-            for (BlockRequest br : given) {
-                if (!holds(br)) {
-                    if (fault == null) fault = "handed back " + (out.contains(br) ? br + " twice" : notHeld(br));
-                    continue;
-                }
-                Request rq = (Request) br;
-                release(rq);
-                out.add(rq);
-            }
-        }
-        if (fault == null && heldCount > 0) fault = "kept " + heldCount + " requests (lost them)";
-        if (fault == null) {
-            try {
-                int left = elevator.queued();
-                if (left != 0) fault = "reports queued() " + left + " after handing back everything";
-            } catch (Throwable t) {
-                rethrowFatal(t);
-                fault = "queued() threw " + describe(t);
-            }
-        }
-        long took = System.nanoTime() - start;
-        if (fault == null && overLimit(elevatorId, "drainAll", took)) fault = stallReason(took);
-        out.addAll(releaseAll());
-        return new Drained(out, fault, null);
-    }
-
-    private void drainForFlush() {
+    private void drainForFlush(long nowNanos) {
         for (Request rq : sync) ordered.add(rq);
         sync.clear();
         for (Request rq : meta) {
@@ -519,17 +269,15 @@ public final class RequestQueue {
             ordered.add(rq);
         }
         meta.clear();
-        Drained d = drainElevator();
-        for (Request rq : d.requests()) {
+        for (Request rq : elevator.drainAll(nowNanos)) {
             unindex(rq);
             ordered.add(rq);
         }
-        if (d.fault() != null) retire("drainAll", d.fault(), d.cause(), d.requests().size());
     }
 
     /** Requests waiting to be issued. */
     public int queuedRequests() {
-        return ordered.size() + sync.size() + meta.size() + heldCount;
+        return ordered.size() + sync.size() + meta.size() + elevator.held();
     }
 
     public int inFlight() {
@@ -578,12 +326,12 @@ public final class RequestQueue {
                 it.remove();
                 unindex(rq);
             } else {
-                elevatorWakeNanos = Long.MAX_VALUE;
-                rq = dispatchFromElevator(nowNanos);
+                rq = elevator.dispatch(nowNanos);
+                if (rq != null) unindex(rq);
             }
         }
         if (rq == null) return null;
-        if (!inFlight.add(rq)) throw new IllegalStateException(rq + " issued twice by " + elevatorId);
+        if (!inFlight.add(rq)) throw new IllegalStateException(rq + " issued twice by " + elevator.id());
         rq.started = true;
         rq.issuedNanos = nowNanos;
         if (rq.isFlush()) flushInFlight = true;
@@ -598,7 +346,7 @@ public final class RequestQueue {
     public long wakeAtNanos() {
         long plug = plugged && queuedRequests() > 0 && inFlight.size() < limits.queueDepth()
                 ? plugDeadlineNanos : Long.MAX_VALUE;
-        return Math.min(plug, elevatorWakeNanos);
+        return Math.min(plug, elevator.wakeAtNanos());
     }
 
     /** The device finished {@code rq} (with {@code error} when it failed); every submission in it completes. */
@@ -606,7 +354,7 @@ public final class RequestQueue {
         if (!inFlight.remove(rq)) throw new IllegalStateException(rq + " completed but not in flight");
         lastNowNanos = nowNanos;
         if (rq.isFlush()) flushInFlight = false;
-        if (rq.issuedBy != null && rq.issuedBy == elevator) completedByElevator(rq, nowNanos);
+        elevator.completed(rq, nowNanos);
         events.completed(rq, nowNanos, error != null);
         for (Request.Bio b : rq.bios) {
             completed++;
@@ -627,18 +375,15 @@ public final class RequestQueue {
      * without telling either. Returns how many moved.
      *
      * <p>When the old elevator fails while handing its requests over (throws, stalls, or hands back a wrong
-     * set), it is retired (recorded as failed) and {@code fresh} takes the requests from the queue's own list
+     * set), it is retired (recorded as failed) and {@code fresh} takes the requests from the guard's own list
      * instead; when {@code fresh} throws taking them, it is retired in turn and the default takes them.
      */
     public int switchTo(Elevator fresh, String freshId, long nowNanos) {
         lastNowNanos = nowNanos;
-        Elevator old = elevator;
-        String oldId = elevatorId;
-        Drained d = drainElevator();
-        if (d.fault() != null) recordFault(oldId, "drainAll", d.fault(), d.cause(), d.requests().size(), freshId);
-        boolean freshTakesMeta = takesMeta(fresh);
-        List<Request> moving = new ArrayList<>(d.requests().size() + meta.size());
-        for (Request rq : d.requests()) {
+        GuardedElevator.Handover h = elevator.beginSwitch(freshId);
+        boolean freshTakesMeta = GuardedElevator.takesMeta(fresh);
+        List<Request> moving = new ArrayList<>(h.requests().size() + meta.size());
+        for (Request rq : h.requests()) {
             if (rq.isMeta() && !freshTakesMeta) meta.add(rq);     // back into the queue's own lane
             else moving.add(rq);
         }
@@ -646,128 +391,8 @@ public final class RequestQueue {
             moving.addAll(meta);
             meta.clear();
         }
-        for (Request rq : moving) hold(rq);
-        elevator = fresh;
-        elevatorId = freshId;
-        elevatorTakesMeta = freshTakesMeta;
-        elevatorWakeNanos = Long.MAX_VALUE;
-        for (Request rq : moving) {
-            long start = System.nanoTime();
-            try {
-                fresh.add(rq, nowNanos);
-            } catch (Throwable t) {
-                threw("add", t);              // every request is on the list: the default takes them all
-                break;
-            }
-            if (stalled("add", start)) break;
-        }
-        close(old, oldId, d.fault() == null);
-        return d.requests().size();
-    }
-
-    // ---- retiring a faulty elevator ----
-
-    private static void rethrowFatal(Throwable t) {
-        if (t instanceof VirtualMachineError && !(t instanceof StackOverflowError)) throw (VirtualMachineError) t;
-    }
-
-    private static String describe(Throwable t) {
-        return t.getClass().getSimpleName() + (t.getMessage() == null ? "" : ": " + t.getMessage());
-    }
-
-    /**
-     * Whether a call of {@code id}'s that took {@code tookNanos} counts as a stall: over the limit, and not a
-     * built-in's (logged instead).
-     */
-    private boolean overLimit(String id, String callback, long tookNanos) {
-        if (tookNanos <= stallLimitNanos) return false;
-        if (!supervisor.isBuiltIn(id)) return true;
-        LOG.warn("built-in io scheduler {} took {} ms in {} (limit {} ms); kept: a pause of the JVM or the machine",
-                id, tookNanos / 1_000_000, callback, stallLimitNanos / 1_000_000);
-        return false;
-    }
-
-    private String stallReason(long tookNanos) {
-        return "stalled for " + tookNanos / 1_000_000 + " ms (limit " + stallLimitNanos / 1_000_000 + " ms)";
-    }
-
-    private void threw(String callback, Throwable t) {
-        rethrowFatal(t);
-        retire(callback, "threw " + describe(t), t);
-    }
-
-    /** Retires the elevator when the call that began at {@code startNanos} took too long; true if it did. */
-    private boolean stalled(String callback, long startNanos) {
-        long took = System.nanoTime() - startNanos;
-        if (!overLimit(elevatorId, callback, took)) return false;
-        retire(callback, stallReason(took), null);
-        return true;
-    }
-
-    private void recordFault(String id, String callback, String reason, Throwable cause, int recovered,
-                             String successor) {
-        supervisor.retired(id, callback + " " + reason);
-        LOG.error("io scheduler {} failed in {}: {}; retired, {} takes over. The queue recovered the {} requests "
-                + "it held from its own records", id, callback, reason, successor, recovered, cause);
-    }
-
-    /**
-     * Replaces the active elevator after a fault in {@code callback}: records it, builds the default (noop
-     * when the default is the one failing or failed before), gives it every request on the queue's list in
-     * the order first given, and closes the faulty one. A replacement that fails to start or to take the
-     * requests is retired as well, down to noop.
-     */
-    private void retire(String callback, String reason, Throwable cause) {
-        retire(callback, reason, cause, heldCount);
-    }
-
-    /** {@link #retire(String, String, Throwable)}, {@code recovered} requests having been taken from the list. */
-    private void retire(String callback, String reason, Throwable cause, int recovered) {
-        Elevator bad = elevator;
-        String badId = elevatorId;
-        String defaultId = supervisor.defaultId();
-        boolean useDefault = !defaultId.equals(badId) && !supervisor.isFailed(defaultId);
-        recordFault(badId, callback, reason, cause, recovered, useDefault ? defaultId : LAST_RESORT);
-        String[] candidates = useDefault ? new String[] {defaultId, LAST_RESORT} : new String[] {LAST_RESORT};
-        for (int i = 0; i < candidates.length; i++) {
-            String id = candidates[i];
-            boolean lastResort = i == candidates.length - 1;
-            if (lastResort && !useDefault)
-                LOG.error("io scheduler {} failed and it is the default ({}); running on {} as the last resort",
-                        badId, defaultId, LAST_RESORT);
-            Elevator next;
-            try {
-                next = lastResort ? NoopElevator.FACTORY.create(limits, Map.of()) : supervisor.build(id);
-                for (Request rq = heldHead; rq != null; rq = rq.heldNext) next.add(rq, lastNowNanos);
-            } catch (RuntimeException e) {
-                if (lastResort) throw new IllegalStateException("the last-resort elevator refused the queue's requests", e);
-                supervisor.retired(id, "add threw " + describe(e) + " while taking over from " + badId);
-                LOG.error("io scheduler {} could not take over from {}: {}; running on {} as the last resort",
-                        id, badId, describe(e), LAST_RESORT, e);
-                continue;
-            }
-            elevator = next;
-            elevatorId = id;
-            elevatorTakesMeta = takesMeta(next);   // META it was given stays with it; new META follows the rule
-            elevatorWakeNanos = Long.MAX_VALUE;
-            break;
-        }
-        close(bad, badId, false);
-    }
-
-    /** Closes a retired elevator; a healthy one ({@code checked}) that throws or stalls in close is recorded as failed. */
-    private void close(Elevator e, String id, boolean checked) {
-        long start = System.nanoTime();
-        try {
-            e.close();
-        } catch (Throwable t) {
-            rethrowFatal(t);
-            if (checked) recordFault(id, "close", "threw " + describe(t), t, 0, elevatorId);
-            else LOG.warn("retired io scheduler {} threw in close: {}", id, describe(t));
-            return;
-        }
-        long took = System.nanoTime() - start;
-        if (checked && overLimit(id, "close", took)) recordFault(id, "close", stallReason(took), null, 0, elevatorId);
+        elevator.finishSwitch(h, fresh, freshId, freshTakesMeta, moving, nowNanos);
+        return h.requests().size();
     }
 
     /**
@@ -778,7 +403,7 @@ public final class RequestQueue {
         List<Request> all = new ArrayList<>(inFlight);
         inFlight.clear();
         flushInFlight = false;
-        drainForFlush(); // every queued request, in dispatch order, into `ordered`
+        drainForFlush(lastNowNanos); // every queued request, in dispatch order, into `ordered`
         all.addAll(ordered);
         ordered.clear();
         int failed = 0;
@@ -796,32 +421,8 @@ public final class RequestQueue {
      * or whose {@code queued} differs from what the queue gave it, is retired first.
      */
     public QueueStats stats() {
-        Map<String, Object> elevatorStats = Map.of();
-        for (int attempt = 0; attempt < 4; attempt++) {
-            long start = System.nanoTime();
-            int queued;
-            try {
-                queued = elevator.queued();
-            } catch (Throwable t) {
-                threw("queued", t);
-                continue;
-            }
-            if (stalled("queued", start)) continue;
-            if (queued != heldCount) {
-                retire("queued", "reports " + queued + " requests while holding " + heldCount, null);
-                continue;
-            }
-            start = System.nanoTime();
-            try {
-                elevatorStats = elevator.stats();
-            } catch (Throwable t) {
-                threw("stats", t);
-                continue;
-            }
-            if (stalled("stats", start)) continue;
-            break;
-        }
+        Map<String, Object> elevatorStats = elevator.stats(lastNowNanos);
         return new QueueStats(submissions, requestsDispatched, sectorsDispatched, maxRequestSectors, backMerges,
-                frontMerges, coalesced, completed, elevatorId, elevatorStats);
+                frontMerges, coalesced, completed, elevator.id(), elevatorStats);
     }
 }

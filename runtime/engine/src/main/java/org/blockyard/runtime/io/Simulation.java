@@ -59,7 +59,7 @@ public final class Simulation {
 
     /** Switches the elevator now, as {@link org.blockyard.api.io.BlockQueue#setElevator}. */
     public ElevatorSwitch setElevator(String name) {
-        String id = setup.registry().lookup(name).descriptor().id();
+        String id = setup.registry().lookup(name);
         if (id.equals(queue.elevatorId())) return new ElevatorSwitch(name, id, false, 0);
         int moved = queue.switchTo(setup.build(id), id, nowNanos);
         pump();

@@ -21,7 +21,8 @@ import org.blockyard.api.io.IoRequest;
 /**
  * The activator of a consumer bundle the tests build: it imports the API packages from the API bundle, as any
  * user of the services would, and offers one {@code Callable<String>} (a JDK type, the same class on both
- * sides of the framework) that uses the allocator and the queue with typed calls and reports what it saw.
+ * sides of the framework) that uses the allocator and the queue with typed calls and reports what it saw,
+ * the running elevator's own figures among it.
  */
 public final class ConsumerActivator implements BundleActivator, Callable<String> {
     private static final long WAIT_SECONDS = 60;
@@ -82,7 +83,7 @@ public final class ConsumerActivator implements BundleActivator, Callable<String
 
         return "blocks=" + alloc.geometry().totalBlocks() + " blockBytes=" + blockBytes + " free=" + free
                 + " wrote=" + data.length + "@" + sector + " elevator=" + get(queue.activeElevator())
-                + " policy=" + alloc.policy();
+                + " policy=" + alloc.policy() + " elevatorStats=" + get(queue.stats()).elevatorStats();
     }
 
     private static <T> T get(java.util.concurrent.CompletionStage<T> stage) throws Exception {
