@@ -352,30 +352,7 @@ public final class EngineRun {
 
     /** The group's rows: one per job, then the total, each naming the elevator and the device (as bench run's). */
     private List<Map<String, Object>> rows(String elevator, Map<String, Object> total) {
-        List<Map<String, Object>> rows = new ArrayList<>();
-        Latency clat = new Latency();
-        long ios = 0, bytes = 0, window = 0;
-        List<List<JobStats>> byJob = JobStats.byJob(workload.jobs(), all);
-        for (int i = 0; i < byJob.size(); i++) {
-            JobSpec j = workload.jobs().get(i);
-            Map<String, Object> r = JobStats.row(j, byJob.get(i), j.engine() == Engine.QUEUE, j.engine() == Engine.QUEUE ? clat : null);
-            if (j.engine() == Engine.QUEUE) {
-                ios += (Long) r.get("ios");
-                bytes += (Long) r.get("bytes");
-                for (JobStats s : byJob.get(i)) window = Math.max(window, s.windowNanos());
-            }
-            rows.add(labelled(r, elevator));
-        }
-        if (queueJobs()) {
-            double seconds = window / 1e9;
-            total.put("ios", ios);
-            total.put("iops", seconds > 0 ? ios / seconds : 0.0);
-            total.put("bytes", bytes);
-            total.put("mib_s", seconds > 0 ? bytes / 1048576.0 / seconds : 0.0);
-            total.put("clat_us", clat.summaryMicros());
-        }
-        rows.add(labelled(total, elevator));
-        return rows;
+        return JobStats.rows(workload.jobs(), all, true, total, r -> labelled(r, elevator));
     }
 
     private Map<String, Object> labelled(Map<String, Object> r, String elevator) {

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
 
 import org.blockyard.runtime.bench.Latency;
 import org.blockyard.runtime.bench.Report;
@@ -179,6 +180,41 @@ final class JobStats {
             r.put("extents_per_file", opened == 0 ? 0.0 : (double) counts.getOrDefault("extents", 0L) / opened);
         }
         return r;
+    }
+
+    /**
+     * A group's rows, as {@code bench run} reports them: one per job of {@code jobs}, then {@code total} (given
+     * the queue jobs' I/O figures when there are any), each passed through {@code label}.
+     */
+    static List<Map<String, Object>> rows(List<JobSpec> jobs, List<JobStats> all, boolean slat,
+                                          Map<String, Object> total, UnaryOperator<Map<String, Object>> label) {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        Latency clat = new Latency();
+        long ios = 0, bytes = 0, window = 0;
+        boolean queueJobs = false;
+        List<List<JobStats>> byJob = byJob(jobs, all);
+        for (int i = 0; i < byJob.size(); i++) {
+            JobSpec j = jobs.get(i);
+            boolean queue = j.engine() == JobSpec.Engine.QUEUE;
+            Map<String, Object> r = row(j, byJob.get(i), slat && queue, queue ? clat : null);
+            if (queue) {
+                queueJobs = true;
+                ios += (Long) r.get("ios");
+                bytes += (Long) r.get("bytes");
+                for (JobStats s : byJob.get(i)) window = Math.max(window, s.windowNanos());
+            }
+            rows.add(label.apply(r));
+        }
+        if (queueJobs) {
+            double seconds = window / 1e9;
+            total.put("ios", ios);
+            total.put("iops", seconds > 0 ? ios / seconds : 0.0);
+            total.put("bytes", bytes);
+            total.put("mib_s", seconds > 0 ? bytes / 1048576.0 / seconds : 0.0);
+            total.put("clat_us", clat.summaryMicros());
+        }
+        rows.add(label.apply(total));
+        return rows;
     }
 
     /** The clones of every job, by job, in the order the jobs were given. */
