@@ -60,6 +60,10 @@ final class PowerLoss {
     static final int GROUPS = 4, BLOCKS_PER_GROUP = 4096, FILE_TABLE = 64, JOURNAL = 512;
     static final int FILES = 4, OWNERS = 3, FILE_BLOCKS = 48;
     private static final long DEADLINE_S = 60;
+    /** Every this many states, {@code fsck --repair} runs on the crash state under the same harness. */
+    static final int REPAIR_EVERY = 4;
+    /** Power cuts built from each repair's own write stream. */
+    static final int REPAIR_CUTS = 3;
 
     record Spec(long seed, int states, int ops, boolean torn) {}
 
@@ -90,7 +94,8 @@ final class PowerLoss {
         }
     }
 
-    record Result(int events, int flushes, int ops, int states, int recovered, List<Failure> failures) {}
+    /** {@code repairs}: states whose {@code fsck --repair}, cut by power at {@value #REPAIR_CUTS} points, held. */
+    record Result(int events, int flushes, int ops, int states, int recovered, int repairs, List<Failure> failures) {}
 
     private final Spec spec;
     private final Config config;
@@ -123,7 +128,7 @@ final class PowerLoss {
 
         Random rnd = new Random(spec.seed() * 31 + 7);
         List<Failure> failures = new ArrayList<>();
-        int recovered = 0;
+        int recovered = 0, repairs = 0;
         Path state = dir.resolve("state.img");
         for (int s = 0; s < spec.states(); s++) {
             // The power goes at a point of the stream: after the last flush before it everything is durable;
@@ -141,12 +146,21 @@ final class PowerLoss {
             Collections.shuffle(kept, rnd);
             boolean torn = spec.torn() && !kept.isEmpty() && rnd.nextInt(4) == 0;
             build(state, base, events, from, kept, torn, rnd);
+            byte[] crashed = s % REPAIR_EVERY == REPAIR_EVERY - 1 ? Files.readAllBytes(state) : null;
             String wrong;
             try {
                 wrong = check(state, ops, cut, from);
                 if (wrong == null) recovered++;
             } catch (Exception | AssertionError e) {
                 wrong = "the volume did not open or read back: " + e;
+            }
+            if (wrong == null && crashed != null) {
+                try {
+                    wrong = repairUnderPower(crashed, ops, cut, from, rnd);
+                } catch (Exception | AssertionError e) {
+                    wrong = "fsck --repair, or the volume after it, failed: " + e;
+                }
+                if (wrong == null) repairs++;
             }
             if (wrong != null)
                 failures.add(new Failure(cut, events.size(), k + 1, kept.size(), after.size(), torn, wrong));
@@ -155,7 +169,7 @@ final class PowerLoss {
         }
         Files.deleteIfExists(state);
         Files.deleteIfExists(image);
-        return new Result(events.size(), flushAt.size(), ops.size(), spec.states(), recovered, failures);
+        return new Result(events.size(), flushAt.size(), ops.size(), spec.states(), recovered, repairs, failures);
     }
 
     // ---- the load ---------------------------------------------------------------------------------------
@@ -267,6 +281,48 @@ final class PowerLoss {
                 }
                 put(ch, w.position(), b);
             }
+        }
+    }
+
+    /**
+     * {@code fsck --repair} of the crash state {@code crashed}, its own writes recorded, then cut by power at
+     * {@value #REPAIR_CUTS} points of them (and at its end): each such image must open and hold what the crash
+     * state had to, the calls answered before {@code cut} (the crash's last flush at {@code flushed}). Null when
+     * all held.
+     */
+    private String repairUnderPower(byte[] crashed, List<Op> ops, int cut, int flushed, Random rnd) throws Exception {
+        Path image = dir.resolve("repair.img");
+        Path state = dir.resolve("repair-state.img");
+        Files.write(image, crashed);
+        WriteLog log = WriteLog.attach(image);
+        try {
+            Fsck.check(image, true);
+        } finally {
+            log.detach();
+        }
+        List<WriteLog.Event> events = log.events();
+        List<Integer> flushAt = new ArrayList<>();
+        for (int i = 0; i < events.size(); i++) if (events.get(i) instanceof WriteLog.Flush) flushAt.add(i);
+        try {
+            for (int c = 0; c <= REPAIR_CUTS; c++) {
+                int at = c == REPAIR_CUTS ? events.size() : rnd.nextInt(events.size() + 1);
+                int k = -1;
+                while (k + 1 < flushAt.size() && flushAt.get(k + 1) < at) k++;
+                int from = k < 0 ? 0 : flushAt.get(k);
+                List<WriteLog.Write> kept = new ArrayList<>();
+                for (int i = from; i < at; i++)
+                    if (events.get(i) instanceof WriteLog.Write w && (c == REPAIR_CUTS || rnd.nextBoolean())) kept.add(w);
+                if (c < REPAIR_CUTS) Collections.shuffle(kept, rnd);
+                build(state, crashed, events, from, kept, false, rnd);
+                String wrong = check(state, ops, cut, flushed);
+                if (wrong != null)
+                    return "fsck --repair cut at its event " + at + " of " + events.size() + " (" + kept.size()
+                            + " writes since its flush " + (k + 1) + " kept): " + wrong;
+            }
+            return null;
+        } finally {
+            Files.deleteIfExists(image);
+            Files.deleteIfExists(state);
         }
     }
 

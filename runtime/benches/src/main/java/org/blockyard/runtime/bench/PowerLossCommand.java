@@ -13,7 +13,8 @@ import picocli.CommandLine.Option;
         description = {"Run mixed load on a fresh volume that records every write and flush; then build N crash states "
                 + "a power cut allows (every write before a flush, any subset of the writes after it in any order, "
                 + "sometimes the last torn), recover each, and check it against what was acknowledged before the cut "
-                + "and with fsck. Exit 1 when a state does not hold."})
+                + "and with fsck; every fourth state is also repaired with fsck --repair, whose own writes are cut "
+                + "the same way. Exit 1 when a state does not hold."})
 public final class PowerLossCommand implements Callable<Integer> {
     @Option(names = "--seed", paramLabel = "N", defaultValue = "1",
             description = "seed of the load and of the states chosen (default ${DEFAULT-VALUE})")
@@ -41,8 +42,9 @@ public final class PowerLossCommand implements Callable<Integer> {
             PowerLoss.Result r = new PowerLoss(new PowerLoss.Spec(seed, states, ops, torn), BlockyardConfig.load(), dir)
                     .run(quiet ? null : System.err);
             System.out.printf("seed %d: %d calls, %d writes and flushes recorded (%d flushes); %d states tried, %d "
-                    + "recovered and held, %d failed%n", seed, r.ops(), r.events(), r.flushes(), r.states(),
-                    r.recovered(), r.failures().size());
+                    + "recovered and held, %d of them also through fsck --repair cut by power %d times; %d failed%n",
+                    seed, r.ops(), r.events(), r.flushes(), r.states(), r.recovered(), r.repairs(),
+                    PowerLoss.REPAIR_CUTS + 1, r.failures().size());
             for (PowerLoss.Failure f : r.failures()) System.out.println("  seed " + seed + ", " + f);
             return r.failures().isEmpty() ? 0 : 1;
         } finally {

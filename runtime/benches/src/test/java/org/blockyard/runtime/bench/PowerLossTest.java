@@ -14,7 +14,7 @@ import org.blockyard.runtime.config.BlockyardConfig;
 
 /**
  * {@code bench powerloss} in small: crash states built from the recorded write stream of a mixed load all recover
- * to what was acknowledged before their cut, and fsck finds them clean.
+ * to what was acknowledged before their cut, fsck finds them clean, and so do power cuts of their repairs.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class PowerLossTest {
@@ -28,5 +28,6 @@ class PowerLossTest {
         assertEquals(40, r.states());
         assertTrue(r.failures().isEmpty(), () -> r.failures().size() + " states did not hold: " + r.failures());
         assertEquals(40, r.recovered());
+        assertEquals(40 / PowerLoss.REPAIR_EVERY, r.repairs(), "every fourth state repaired, and the repair cut by power");
     }
 }
