@@ -16,7 +16,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
@@ -120,8 +119,7 @@ final class PowerLoss {
             log.detach();
         }
         List<WriteLog.Event> events = log.events();
-        List<Integer> flushAt = new ArrayList<>();
-        for (int i = 0; i < events.size(); i++) if (events.get(i) instanceof WriteLog.Flush) flushAt.add(i);
+        List<Integer> flushAt = flushes(events);
         if (progress != null)
             progress.printf("powerloss: %d calls, %d writes and flushes recorded (%d flushes); building %d states%n",
                     ops.size(), events.size(), flushAt.size(), spec.states());
@@ -136,40 +134,62 @@ final class PowerLoss {
             // Half the cuts fall just as a flush is issued, when the most writes are in the air.
             int cut = rnd.nextBoolean() || flushAt.isEmpty() ? rnd.nextInt(events.size() + 1)
                     : flushAt.get(rnd.nextInt(flushAt.size()));
-            int k = -1;
-            while (k + 1 < flushAt.size() && flushAt.get(k + 1) < cut) k++;
-            int from = k < 0 ? 0 : flushAt.get(k);
-            List<WriteLog.Write> after = new ArrayList<>();
-            for (int i = from; i < cut; i++) if (events.get(i) instanceof WriteLog.Write w) after.add(w);
-            List<WriteLog.Write> kept = new ArrayList<>();
-            for (WriteLog.Write w : after) if (rnd.nextBoolean()) kept.add(w);
-            Collections.shuffle(kept, rnd);
-            boolean torn = spec.torn() && !kept.isEmpty() && rnd.nextInt(4) == 0;
-            build(state, base, events, from, kept, torn, rnd);
+            Cut c = Cut.of(events, flushAt, cut, false, rnd);
+            boolean torn = spec.torn() && !c.kept().isEmpty() && rnd.nextInt(4) == 0;
+            build(state, base, events, c.from(), c.kept(), torn, rnd);
             byte[] crashed = s % REPAIR_EVERY == REPAIR_EVERY - 1 ? Files.readAllBytes(state) : null;
             String wrong;
             try {
-                wrong = check(state, ops, cut, from);
+                wrong = check(state, ops, cut, c.from());
                 if (wrong == null) recovered++;
             } catch (Exception | AssertionError e) {
                 wrong = "the volume did not open or read back: " + e;
             }
             if (wrong == null && crashed != null) {
                 try {
-                    wrong = repairUnderPower(crashed, ops, cut, from, rnd);
+                    wrong = repairUnderPower(crashed, ops, cut, c.from(), rnd);
                 } catch (Exception | AssertionError e) {
                     wrong = "fsck --repair, or the volume after it, failed: " + e;
                 }
                 if (wrong == null) repairs++;
             }
             if (wrong != null)
-                failures.add(new Failure(cut, events.size(), k + 1, kept.size(), after.size(), torn, wrong));
+                failures.add(new Failure(cut, events.size(), c.flushes(), c.kept().size(), c.since(), torn, wrong));
             if (progress != null && (s + 1) % 25 == 0)
                 progress.printf("powerloss: %d of %d states, %d failed%n", s + 1, spec.states(), failures.size());
         }
         Files.deleteIfExists(state);
         Files.deleteIfExists(image);
         return new Result(events.size(), flushAt.size(), ops.size(), spec.states(), recovered, repairs, failures);
+    }
+
+    /** The event indexes of the flushes in {@code events}. */
+    private static List<Integer> flushes(List<WriteLog.Event> events) {
+        List<Integer> at = new ArrayList<>();
+        for (int i = 0; i < events.size(); i++) if (events.get(i) instanceof WriteLog.Flush) at.add(i);
+        return at;
+    }
+
+    /**
+     * A power cut at event {@code at}: {@code flushes} flushes were issued before it, the last at {@code from} (0
+     * when none), and of the {@code since} writes after that flush, {@code kept} reached the disk, in that order.
+     */
+    private record Cut(int at, int flushes, int from, int since, List<WriteLog.Write> kept) {
+        /** With {@code all}, every write since the flush is kept in order; else a random subset, shuffled. */
+        static Cut of(List<WriteLog.Event> events, List<Integer> flushAt, int at, boolean all, Random rnd) {
+            int k = -1;
+            while (k + 1 < flushAt.size() && flushAt.get(k + 1) < at) k++;
+            int from = k < 0 ? 0 : flushAt.get(k);
+            int since = 0;
+            List<WriteLog.Write> kept = new ArrayList<>();
+            for (int i = from; i < at; i++)
+                if (events.get(i) instanceof WriteLog.Write w) {
+                    since++;
+                    if (all || rnd.nextBoolean()) kept.add(w);
+                }
+            if (!all) Collections.shuffle(kept, rnd);
+            return new Cut(at, k + 1, from, since, kept);
+        }
     }
 
     // ---- the load ---------------------------------------------------------------------------------------
@@ -301,23 +321,16 @@ final class PowerLoss {
             log.detach();
         }
         List<WriteLog.Event> events = log.events();
-        List<Integer> flushAt = new ArrayList<>();
-        for (int i = 0; i < events.size(); i++) if (events.get(i) instanceof WriteLog.Flush) flushAt.add(i);
+        List<Integer> flushAt = flushes(events);
         try {
             for (int c = 0; c <= REPAIR_CUTS; c++) {
-                int at = c == REPAIR_CUTS ? events.size() : rnd.nextInt(events.size() + 1);
-                int k = -1;
-                while (k + 1 < flushAt.size() && flushAt.get(k + 1) < at) k++;
-                int from = k < 0 ? 0 : flushAt.get(k);
-                List<WriteLog.Write> kept = new ArrayList<>();
-                for (int i = from; i < at; i++)
-                    if (events.get(i) instanceof WriteLog.Write w && (c == REPAIR_CUTS || rnd.nextBoolean())) kept.add(w);
-                if (c < REPAIR_CUTS) Collections.shuffle(kept, rnd);
-                build(state, crashed, events, from, kept, false, rnd);
+                boolean end = c == REPAIR_CUTS;
+                Cut r = Cut.of(events, flushAt, end ? events.size() : rnd.nextInt(events.size() + 1), end, rnd);
+                build(state, crashed, events, r.from(), r.kept(), false, rnd);
                 String wrong = check(state, ops, cut, flushed);
                 if (wrong != null)
-                    return "fsck --repair cut at its event " + at + " of " + events.size() + " (" + kept.size()
-                            + " writes since its flush " + (k + 1) + " kept): " + wrong;
+                    return "fsck --repair cut at its event " + r.at() + " of " + events.size() + " (" + r.kept().size()
+                            + " writes since its flush " + r.flushes() + " kept): " + wrong;
             }
             return null;
         } finally {
@@ -462,10 +475,5 @@ final class PowerLoss {
             if (back > 0) wrong.add(owner + " holds " + back + " blocks it was never given or released, e.g. "
                     + holds.stream().filter(b -> !required.contains(b) && !optional.contains(b)).sorted().limit(3).toList());
         }
-    }
-
-    static String describe(Throwable e) {
-        Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-        return c.getClass().getSimpleName() + ": " + c.getMessage();
     }
 }

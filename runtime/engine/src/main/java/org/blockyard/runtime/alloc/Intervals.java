@@ -122,20 +122,14 @@ final class Intervals {
         return new Extent(at, want);
     }
 
-    /**
-     * How many pieces of {@code piece} blocks, each starting on a multiple of {@code align}, the ranges at most
-     * {@code longest} blocks long could give, counted up to {@code enough} (longest ranges first).
-     */
-    int capacity(long piece, long longest, int align, int enough) {
-        long n = 0;
-        for (long[] r : bySize.subSet(new long[] {piece, Long.MIN_VALUE}, true, new long[] {longest, Long.MAX_VALUE}, true)
-                .descendingSet()) {
+    /** How many ranges of exactly {@code length} blocks start on a multiple of {@code align}, counted up to {@code enough}. */
+    int rangesOf(long length, int align, int enough) {
+        int n = 0;
+        for (long[] r : bySize.subSet(new long[] {length, Long.MIN_VALUE}, true, new long[] {length, Long.MAX_VALUE}, true)) {
             if (n >= enough) break;
-            long at = alignUp(r[1], align);
-            long end = r[1] + r[0];
-            if (at + piece <= end) n += (end - at) / piece;
+            if (Math.floorMod(r[1], (long) align) == 0) n++;
         }
-        return (int) Math.min(n, enough);
+        return n;
     }
 
     /** Every range, ascending; the set is left empty. */

@@ -241,7 +241,7 @@ final class LoanSession implements AllocationSession {
         boolean seen = sizes.merge(firstPiece, 1, Integer::sum) >= 2;
         if (seen && firstPiece <= loanLimit()) {
             int k = pieces(firstPiece);
-            if (free.capacity(firstPiece, firstPiece, align, k / 2 + 1) <= k / 2) refill(firstPiece, unit, align);
+            if (free.rangesOf(firstPiece, align, k / 2 + 1) <= k / 2) refill(firstPiece, unit, align);
         }
         if (got == null) return null;
         long n = 0;

@@ -278,7 +278,11 @@ public final class EngineRun {
         if (!files.isEmpty()) Starter.startAll(alloc, files, new FilesClient.Go(origin), prefix + "start-files");
         if (!extents.isEmpty()) Starter.startAll(alloc, extents, new ExtentsClient.Go(origin), prefix + "start-extents");
         try {
-            await(done, target.stall());
+            WorkloadRun.await(done, () -> {
+                synchronized (all) {
+                    return all.stream().mapToLong(s -> s.ops.get()).sum();
+                }
+            }, target.stall());
         } catch (Exception e) {
             stop();
             try {
@@ -311,35 +315,6 @@ public final class EngineRun {
         total.put("cpu_s", Latency.round(cpu / 1e9));
         total.put("cpu_pct", Math.round(1000.0 * cpu / wall / Runtime.getRuntime().availableProcessors()) / 10.0);
         result = new WorkloadRun.Group(elevator, rows(elevator, total), total);
-    }
-
-    /**
-     * Waits for every clone, at most {@code stall} without a single answer anywhere; the first clone that failed
-     * fails the run.
-     */
-    private void await(List<CompletableFuture<Void>> done, Duration stall) throws Exception {
-        CompletableFuture<Void> every = CompletableFuture.allOf(done.toArray(CompletableFuture[]::new));
-        long seen = -1, since = System.nanoTime();
-        while (true) {
-            try {
-                every.get(100, TimeUnit.MILLISECONDS);
-                return;
-            } catch (TimeoutException notYet) {
-                long ops;
-                synchronized (all) {
-                    ops = all.stream().mapToLong(s -> s.ops.get()).sum();
-                }
-                if (ops != seen) {
-                    seen = ops;
-                    since = System.nanoTime();
-                } else if (System.nanoTime() - since > stall.toNanos()) {
-                    throw new IllegalStateException("no call was answered for " + stall.toSeconds()
-                            + " s (blockyard.io.submit-timeout); the run stopped");
-                }
-            } catch (ExecutionException e) {
-                throw e.getCause() instanceof Exception x ? x : e;
-            }
-        }
     }
 
     private <T> T get(java.util.concurrent.CompletionStage<T> stage) throws Exception {

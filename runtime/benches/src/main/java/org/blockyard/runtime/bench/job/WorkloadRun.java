@@ -303,7 +303,7 @@ final class WorkloadRun {
                 sim.run();
                 if (failure.get() != null) throw new IllegalStateException("a request failed: " + failure.get().getMessage(), failure.get());
             }
-            await(done, all, bench.settings.submitTimeout());
+            await(done, () -> all.stream().mapToLong(s -> s.ops.get()).sum(), bench.settings.submitTimeout());
             total.put("job", "total");
             if (device != null) {
                 QueueStats qs = sim != null ? sim.stats() : AskPattern.<QueueActor.Command, QueueStats>ask(io,
@@ -343,7 +343,8 @@ final class WorkloadRun {
      * Waits for every clone, at most {@code stall} without a single answer anywhere; the first clone that failed
      * fails the run.
      */
-    private static void await(List<CompletableFuture<Void>> done, List<JobStats> all, Duration stall) throws Exception {
+    static void await(List<CompletableFuture<Void>> done, java.util.function.LongSupplier answered, Duration stall)
+            throws Exception {
         CompletableFuture<Void> every = CompletableFuture.allOf(done.toArray(CompletableFuture[]::new));
         long seen = -1, since = System.nanoTime();
         while (true) {
@@ -351,7 +352,7 @@ final class WorkloadRun {
                 every.get(100, TimeUnit.MILLISECONDS);
                 return;
             } catch (TimeoutException notYet) {
-                long ops = all.stream().mapToLong(s -> s.ops.get()).sum();
+                long ops = answered.getAsLong();
                 if (ops != seen) {
                     seen = ops;
                     since = System.nanoTime();
