@@ -622,6 +622,15 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
         long hint = c.hint();
         while (remaining > 0) {
             long piece = Math.min(remaining, cap);
+            // Several whole pieces of one length, the caller's hint (if any) served by the first: one walk.
+            if (remaining >= 2 * piece && piece <= dataBlocks() && (hint < 0 || !out.isEmpty())) {
+                long got = carve(piece, remaining / piece, below, align, c.honourWindows(), out);
+                if (got > 0) {
+                    remaining -= got;
+                    hint = out.get(out.size() - 1).end();
+                    continue;
+                }
+            }
             long at = piece <= dataBlocks() ? findFit(piece, hint, below, align, c.honourWindows()) : -1;
             if (at < 0) {
                 if (c.wholeOnly()) break;
@@ -636,6 +645,30 @@ public final class BlockGroup implements AllocationPolicy.GroupView {
             hint = at + piece;
         }
         return out;
+    }
+
+    /**
+     * Claims up to {@code count} whole pieces of {@code piece} blocks in one best-fit walk, each run carved from
+     * its start while pieces fit: what as many calls of {@link #findFit} would claim (after a piece is cut from the
+     * smallest run that holds it, what is left of that run is the smallest that may hold the next), without a walk
+     * per piece. Answers the blocks claimed.
+     */
+    private long carve(long piece, long count, long below, int align, boolean honourWindows, List<Extent> out) {
+        long took = 0, want = piece * count;
+        for (FreeRunIndex.Run r : runs.bySizeFrom((int) piece)) {
+            if (r.length() >= below) break;
+            long from = abs(r.start()), to = abs(r.end());
+            while (took < want) {
+                long at = fitIn(from, to, piece, align, honourWindows);
+                if (at < 0) break;
+                claimBits(rel(at), (int) piece);
+                out.add(new Extent(at, piece));
+                took += piece;
+                from = at + piece;
+            }
+            if (took >= want) break;
+        }
+        return took;
     }
 
     /**

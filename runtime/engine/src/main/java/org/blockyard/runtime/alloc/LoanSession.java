@@ -21,12 +21,13 @@ import org.blockyard.api.alloc.Geometry;
  * A caller's session over the actors: a loan of free runs that group actors cut best-fit from their run
  * index and booked in their {@link LoanBook}, served on the caller's thread.
  *
- * <p>What the session holds, each a set of block ranges guarded by its lock:
+ * <p>What the session holds, each guarded by its lock:
  * <ul>
- * <li>{@code free}: lent and not handed out. An allocation the loan can serve takes the best fit from here.</li>
+ * <li>{@code free}: lent and not handed out, pieces in {@link Magazines} by length. An allocation the loan can
+ *     serve takes a piece of its length from here.</li>
  * <li>{@code held}: handed out by this session from its loan, and not released yet. A release of blocks all of
  *     which are here is served here: they go back to {@code free} (still booked to this session, so served again
- *     without a message) while the loan keeps less than {@link #keepLimit()} free, else to {@code returning}. A
+ *     without a message) when {@link #keeps} says so, else to {@code returning}. A
  *     release that mixes them with other blocks frees the others through the allocator first, then these.</li>
  * <li>{@code returning}: given back (released, or loan returned) and on their way to their groups, which free
  *     them in their bitmaps in batches ({@link GroupActor.GiveBack}) and then drop them from here.</li>
@@ -36,7 +37,7 @@ import org.blockyard.api.alloc.Geometry;
  * become ordinary allocations; blocks in {@code free} or {@code returning} are free, and the release is a
  * double free. After the session closed, blocks in no set were handed out before it closed.
  *
- * <p>Refills run ahead of need and never make the caller wait: when fewer than half a batch of runs could
+ * <p>Refills run ahead of need and never make the caller wait: when fewer than half a batch of pieces could
  * serve the size just asked, the session asks a group for a batch of pieces of that size, best-fit, and a group
  * that cannot give them all passes the rest of the walk on. A request the loan cannot serve takes the
  * allocator's own path at once.
@@ -46,8 +47,8 @@ final class LoanSession implements AllocationSession {
     static final int MAX_HOPS = 8;
     /** Pieces one refill asks for at most. */
     static final int MAX_PIECES = 512;
-    /** Request sizes remembered, the most recent ones. */
-    static final int SIZES = 32;
+    /** How long a call waits for a refill in flight at most before it takes the allocator's path. */
+    static final long WAIT_BOUND_NANOS = 50_000_000L;
 
     private final long id;
     private final Thread owner;
@@ -58,20 +59,15 @@ final class LoanSession implements AllocationSession {
     private final ReentrantLock lock = new ReentrantLock();
 
     // Guarded by lock.
-    private final Intervals free;
+    private final Magazines free = new Magazines();
     private final Intervals held;
     private final Intervals returning;
     private final Map<Integer, List<Extent>> unsent = new TreeMap<>();
     private int unsentExtents;
     private final BitSet groupsLent = new BitSet();
     private final Set<Long> refilling = new HashSet<>();
-    /** How often each recent request size was asked; access order, at most {@value #SIZES}. */
-    private final Map<Long, Integer> sizes = new java.util.LinkedHashMap<>(64, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Long, Integer> eldest) {
-            return size() > SIZES;
-        }
-    };
+    /** Calls waiting for the refill of their length in flight, oldest first. */
+    private final List<Waiting> waiting = new ArrayList<>();
     private int home;
     private boolean closed;
     private long localCalls, messageCalls;
@@ -85,9 +81,8 @@ final class LoanSession implements AllocationSession {
         this.loans = loans;
         this.geometry = host.geometry();
         this.volume = host.volume();
-        this.free = new Intervals(geometry, true, false); // pieces keep their lent length
-        this.held = new Intervals(geometry, false);
-        this.returning = new Intervals(geometry, false);
+        this.held = new Intervals(geometry);
+        this.returning = new Intervals(geometry);
         this.home = home;
     }
 
@@ -130,6 +125,13 @@ final class LoanSession implements AllocationSession {
                 return CompletableFuture.completedFuture(got);
             }
             messageCalls++;
+            long piece = maxExtentBlocks > 0 ? Math.min(wantBlocks, maxExtentBlocks) : wantBlocks;
+            if (hint < 0 && refilling.contains(piece)) { // served when the refill arrives, not by a search of its own
+                Waiting w = new Waiting(piece, wantBlocks, unitBlocks, maxExtentBlocks, System.nanoTime(),
+                        new CompletableFuture<>());
+                waiting.add(w);
+                return w.answer();
+            }
         } finally {
             lock.unlock();
         }
@@ -178,20 +180,27 @@ final class LoanSession implements AllocationSession {
     }
 
     /**
-     * Frees {@code extents}, all handed out by this session: back into the loan while it keeps less than
-     * {@link #keepLimit()} free, else queued for their groups. The caller holds the lock.
+     * Frees {@code extents}, all handed out by this session: back into the loan in pieces {@link #keeps} takes,
+     * the rest queued for its group. The caller holds the lock.
      */
     private void freeHere(List<Extent> extents) {
         long n = 0;
-        for (Extent e : extents) n += e.blocks();
-        boolean keep = free.blocks() + n <= keepLimit();
         for (Extent e : extents) {
+            n += e.blocks();
             held.remove(e.start(), e.end());
-            if (keep) { // still booked to this session: served again here
-                free.add(e.start(), e.end());
-            } else {
-                returning.add(e.start(), e.end());
-                queue(geometry.groupOf(e.start()), e);
+            // Kept (still booked to this session: served again here) in pieces of the lengths its caller asks,
+            // the longest first; what no such piece holds goes back to its group.
+            long at = e.start(), left = e.blocks();
+            while (left > 0) {
+                long piece = keeps(left) ? left : free.askedAtMost(left);
+                if (piece == 0 || !keeps(piece)) break;
+                free.add(at, piece);
+                at += piece;
+                left -= piece;
+            }
+            if (left > 0) {
+                returning.add(at, at + left);
+                queue(geometry.groupOf(at), at == e.start() ? e : new Extent(at, left));
             }
         }
         volume.handedOut(-n);
@@ -214,43 +223,67 @@ final class LoanSession implements AllocationSession {
 
     /**
      * The extents for the request from the loan, or null (nothing taken) when the loan cannot serve it. Each piece
-     * is a run of the loan of exactly its length (a request is never carved out of a run lent for a larger size,
-     * where the allocator's own best fit would have placed it elsewhere); with a hint, the piece at the hint when a
-     * run of the loan holds it there, and each next piece right after the last, else the allocator's own path,
-     * which keeps the hint's promise. A size asked for the second time is lent ahead in a batch of pieces when
-     * the loan holds fewer than half a batch of it.
+     * is a piece of the loan of exactly its length ({@link Magazines}); with a hint, the piece at the hint when the
+     * loan holds one there, and each next piece right after the last, else the allocator's own path, which keeps
+     * the hint's promise. A length asked for the second time is lent ahead in a batch of pieces when the loan holds
+     * fewer than half a batch of it.
      */
     private List<Extent> fromLoan(long want, int unit, long maxExtent, long hint) {
         long cap = maxExtent > 0 ? maxExtent : Long.MAX_VALUE;
         long firstPiece = Math.min(want, cap);
+        if (firstPiece > loanLimit()) return null;
         int align = ExtentWalk.alignment(geometry, unit);
-        List<Extent> got = new ArrayList<>(1);
+        Magazines.Magazine m = free.of(firstPiece, true);
+        List<Extent> got = take(want, cap, align, hint);
+        int most = pieces(firstPiece);
+        if (got == null && hint < 0 && m.asked > 0 && !m.scarce) m.batch = Math.min(2 * m.batch, most); // outran
+        int batch = Math.min(m.batch, most);
+        boolean first = m.asked++ == 0; // a length asked once borrows just what the call needs
+        if ((!first || got == null) && m.aligned(align, batch / 2 + 1) <= batch / 2)
+            refill(firstPiece, first ? (int) Math.min(most, (want + firstPiece - 1) / firstPiece) : batch, unit);
+        return got;
+    }
+
+    /** The pieces for the request from the loan (booked as handed out), or null (nothing taken). */
+    private List<Extent> take(long want, long cap, int align, long hint) {
+        if (want <= cap) { // one piece: the common call
+            Extent e = takePiece(want, align, hint);
+            if (e == null) return null;
+            held.add(e.start(), e.end());
+            volume.handedOut(want);
+            return List.of(e);
+        }
+        List<Extent> got = new ArrayList<>();
         long at = hint;
         for (long left = want; left > 0; ) {
             long piece = Math.min(left, cap);
-            Extent e = at >= 0 ? free.takeAt(at, piece, align) : free.takeBestFit(piece, align, piece);
+            Extent e = takePiece(piece, align, at);
             if (e == null) {
-                for (Extent back : got) free.add(back.start(), back.end());
-                got = null;
-                break;
+                for (Extent back : got) free.add(back.start(), back.blocks());
+                return null;
             }
             got.add(e);
-            at = e.end();
+            at = at >= 0 ? e.end() : -1;
             left -= piece;
         }
-        boolean seen = sizes.merge(firstPiece, 1, Integer::sum) >= 2;
-        if (seen && firstPiece <= loanLimit()) {
-            int k = pieces(firstPiece);
-            if (free.rangesOf(firstPiece, align, k / 2 + 1) <= k / 2) refill(firstPiece, unit, align);
-        }
-        if (got == null) return null;
-        long n = 0;
-        for (Extent e : got) {
-            held.add(e.start(), e.end());
-            n += e.blocks();
-        }
-        volume.handedOut(n);
-        return got.size() == 1 ? List.of(got.get(0)) : List.copyOf(got);
+        for (Extent e : got) held.add(e.start(), e.end());
+        volume.handedOut(want);
+        return List.copyOf(got);
+    }
+
+    private Extent takePiece(long piece, int align, long at) {
+        if (at < 0) return free.take(piece, align);
+        return at % align == 0 ? free.takeAt(at, piece) : null;
+    }
+
+    /**
+     * Whether a released piece of {@code length} blocks goes back into the loan: its length is one the caller asks
+     * for, the loan holds fewer than two batches of it, and at most {@link #keepLimit()} free in all.
+     */
+    private boolean keeps(long length) {
+        if (length > loanLimit() || free.blocks() + length > 2 * budget()) return false;
+        Magazines.Magazine m = free.of(length, false);
+        return m != null && m.asked > 0 && m.count < 2 * m.batch;
     }
 
     /** The longest piece a session borrows: larger requests take the allocator's own path. */
@@ -258,18 +291,36 @@ final class LoanSession implements AllocationSession {
         return Math.min(loans.loanBlocks(), geometry.blocksPerGroup() / 2);
     }
 
-    /** The most a session keeps free on loan of what its caller released: beyond it, releases go back to the groups. */
+    /**
+     * The most a session keeps free on loan: beyond it, releases go back to their groups and no refill starts (one
+     * refill in flight may pass it by at most {@code loan-blocks}).
+     */
     private long keepLimit() {
         return 4 * loans.loanBlocks();
+    }
+
+    /**
+     * The most this session borrows ahead: {@link #keepLimit()}, and at most an eighth of the volume's free
+     * blocks shared among the open sessions, so a nearly full volume is not all on loan and a refill still finds
+     * whole pieces. Released pieces may be kept up to twice this.
+     */
+    private long budget() {
+        return Math.min(keepLimit(), volume.totalFreeBlocks() / (8L * Math.max(1, loans.count())));
     }
 
     private int pieces(long piece) {
         return (int) Math.max(1, Math.min(MAX_PIECES, loans.loanBlocks() / piece));
     }
 
-    private void refill(long piece, int unit, int align) {
-        if (closed || !loans.lending() || free.blocks() >= 2 * loans.loanBlocks() || !refilling.add(piece)) return;
-        long want = piece * pieces(piece);
+    private void refill(long piece, int count, int unit) {
+        long room = budget() - free.blocks();
+        if (room < piece) return;
+        count = (int) Math.min(count, room / piece);
+        if (closed || !loans.lending() || !refilling.add(piece)) return;
+        Magazines.Magazine m = free.of(piece, true);
+        m.asking = count;
+        m.brought = 0;
+        long want = piece * count;
         ExtentWalk walk = new ExtentWalk(volume, want, unit, piece, -1, geometry.groupStart(home));
         host.groupActors().get(home).tell(new GroupActor.Lend(this, walk, piece, false, 0));
     }
@@ -291,13 +342,77 @@ final class LoanSession implements AllocationSession {
 
     /** The refill for pieces of {@code piece} blocks is over: the next one may start. */
     void refillOver(long piece) {
+        List<Waiting> left;
         lock.lock();
         try {
             refilling.remove(piece);
+            Magazines.Magazine m = free.of(piece, false);
+            if (m != null) m.scarce = m.brought < m.asking;
+            left = unwait(w -> w.piece() == piece);
         } finally {
             lock.unlock();
         }
+        viaAllocator(left);
     }
+
+    /**
+     * Calls that waited longer than {@link #WAIT_BOUND_NANOS} for a refill take the allocator's path: a refill
+     * lost with a stopped group leaves no call unanswered. For the sweeper.
+     */
+    void expireWaits() {
+        long now = System.nanoTime();
+        List<Waiting> late;
+        lock.lock();
+        try {
+            late = unwait(w -> now - w.since() > WAIT_BOUND_NANOS);
+        } finally {
+            lock.unlock();
+        }
+        viaAllocator(late);
+    }
+
+    /** Removes and answers the waiting calls {@code which} picks; the caller holds the lock. */
+    private List<Waiting> unwait(java.util.function.Predicate<Waiting> which) {
+        if (waiting.isEmpty()) return List.of();
+        List<Waiting> out = new ArrayList<>();
+        for (java.util.Iterator<Waiting> it = waiting.iterator(); it.hasNext(); ) {
+            Waiting w = it.next();
+            if (which.test(w)) {
+                out.add(w);
+                it.remove();
+            }
+        }
+        return out;
+    }
+
+    /** Serves waiting calls the loan can serve now; answers them once the lock is released. Holds the lock. */
+    private List<Runnable> serveWaiting() {
+        if (waiting.isEmpty()) return List.of();
+        List<Runnable> answers = new ArrayList<>();
+        for (java.util.Iterator<Waiting> it = waiting.iterator(); it.hasNext(); ) {
+            Waiting w = it.next();
+            long cap = w.maxExtent() > 0 ? w.maxExtent() : Long.MAX_VALUE;
+            List<Extent> got = take(w.want(), cap, ExtentWalk.alignment(geometry, w.unit()), -1);
+            if (got != null) {
+                it.remove();
+                answers.add(() -> w.answer().complete(got));
+            }
+        }
+        return answers;
+    }
+
+    private void viaAllocator(List<Waiting> calls) {
+        for (Waiting w : calls)
+            host.allocate(w.want(), w.unit(), w.maxExtent(), -1).whenComplete((got, e) -> {
+                if (e != null) w.answer().completeExceptionally(e instanceof java.util.concurrent.CompletionException
+                        && e.getCause() != null ? e.getCause() : e);
+                else w.answer().complete(got);
+            });
+    }
+
+    /** A call waiting for the refill of its length. */
+    private record Waiting(long piece, long want, int unit, long maxExtent, long since,
+                           CompletableFuture<List<Extent>> answer) {}
 
     /** Whether a group should lend to this session now (it may be closed by the time the group asks it). */
     boolean mayBorrow() {
@@ -306,16 +421,20 @@ final class LoanSession implements AllocationSession {
 
     /** Group {@code g} lent {@code extents}; false (and nothing taken) when the session is closed. */
     boolean lent(int g, List<Extent> extents) {
+        List<Runnable> answers;
         lock.lock();
         try {
             if (closed) return false;
-            for (Extent e : extents) free.add(e.start(), e.end());
+            for (Extent e : extents) free.add(e.start(), e.blocks());
+            if (!extents.isEmpty()) free.of(extents.get(0).blocks(), true).brought += extents.size();
             groupsLent.set(g);
             home = g;
-            return true;
+            answers = serveWaiting();
         } finally {
             lock.unlock();
         }
+        answers.forEach(Runnable::run);
+        return true;
     }
 
     /** Whether no block of {@code [from, to)} is free or on its way back. The caller holds the lock. */
@@ -392,10 +511,12 @@ final class LoanSession implements AllocationSession {
     /** Closes the session: everything on loan goes back, and the groups forget it. */
     CompletableFuture<Long> closeAsync() {
         List<CompletableFuture<Long>> acks = new ArrayList<>();
+        List<Waiting> left;
         lock.lock();
         try {
             if (closed) return CompletableFuture.completedFuture(0L);
             closed = true;
+            left = unwait(w -> true);
             returnFree();
             held.drain(); // handed out: ordinary allocations from now on, as the groups will see at the ending
             flush(true, acks);
@@ -403,17 +524,21 @@ final class LoanSession implements AllocationSession {
             lock.unlock();
         }
         loans.closed(this);
+        viaAllocator(left); // accepted while open: answered as ordinary allocations
         return Loans.sum(acks);
     }
 
     /** Marks the session closed without giving anything back: the allocator is shutting down. */
     void abandon() {
+        List<Waiting> left;
         lock.lock();
         try {
             closed = true;
+            left = unwait(w -> true);
         } finally {
             lock.unlock();
         }
+        for (Waiting w : left) w.answer().completeExceptionally(closedError());
     }
 
     private void returnFree() {

@@ -108,6 +108,7 @@ final class Loans {
             if (!s.owner().isAlive()) s.closeAsync();
             else if (now - s.lastUse() > idleNanos) s.returnLoan();
             else s.flushIfQueued();
+            s.expireWaits();
         }
     }
 
