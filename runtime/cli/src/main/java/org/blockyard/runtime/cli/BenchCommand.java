@@ -1,5 +1,8 @@
 package org.blockyard.runtime.cli;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
+
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -16,22 +19,26 @@ public final class BenchCommand implements Runnable {
         spec.commandLine().usage(System.out);
     }
 
-    static void addWorkloads(CommandLine bench) {
-        bench.addSubcommand("run", new org.blockyard.runtime.bench.job.RunCommand());
-        bench.addSubcommand("tiobench", new org.blockyard.runtime.bench.TiobenchCommand());
-        bench.addSubcommand("smallfiles", new org.blockyard.runtime.bench.SmallFilesCommand());
-        bench.addSubcommand("extents", new org.blockyard.runtime.bench.ExtentsCommand());
-        bench.addSubcommand("replay", new org.blockyard.runtime.bench.ReplayCommand());
-        bench.addSubcommand("introspect", new org.blockyard.runtime.bench.IntrospectCommand());
-        bench.addSubcommand("swap", new org.blockyard.runtime.bench.SwapCommand());
-        bench.addSubcommand("stall", new org.blockyard.runtime.bench.StallCommand());
-        bench.addSubcommand("merge", new org.blockyard.runtime.io.bench.MergeBench());
-        bench.addSubcommand("dio", new org.blockyard.runtime.io.bench.DioBench());
-        bench.addSubcommand("streaming", new org.blockyard.runtime.io.bench.StreamingBench());
-        bench.addSubcommand("metadata", new org.blockyard.runtime.io.bench.MetadataBench());
-        bench.addSubcommand("randomreads", new org.blockyard.runtime.io.bench.RandomReadsBench());
-        bench.addSubcommand("volume", new org.blockyard.runtime.bench.VolumeBenchCommand());
-        bench.addSubcommand("crash", new org.blockyard.runtime.bench.CrashBenchCommand());
-        bench.addSubcommand("powerloss", new org.blockyard.runtime.bench.PowerLossCommand());
+    /** The engine's workloads under {@code bench}, in this order; one of {@code overrides} replaces its namesake. */
+    static void addWorkloads(CommandLine bench, Map<String, Object> overrides) {
+        Map<String, Object> all = new LinkedHashMap<>();
+        all.put("run", new org.blockyard.runtime.bench.job.RunCommand());
+        all.put("tiobench", new org.blockyard.runtime.bench.TiobenchCommand());
+        all.put("smallfiles", new org.blockyard.runtime.bench.SmallFilesCommand());
+        all.put("extents", new org.blockyard.runtime.bench.ExtentsCommand());
+        all.put("replay", new org.blockyard.runtime.bench.ReplayCommand());
+        all.put("introspect", new org.blockyard.runtime.bench.IntrospectCommand());
+        all.put("swap", new org.blockyard.runtime.bench.SwapCommand());
+        all.put("stall", new org.blockyard.runtime.bench.StallCommand());
+        all.put("merge", new org.blockyard.runtime.io.bench.MergeBench());
+        all.put("dio", new org.blockyard.runtime.io.bench.DioBench());
+        all.put("streaming", new org.blockyard.runtime.io.bench.StreamingBench());
+        all.put("metadata", new org.blockyard.runtime.io.bench.MetadataBench());
+        all.put("randomreads", new org.blockyard.runtime.io.bench.RandomReadsBench());
+        all.put("volume", new org.blockyard.runtime.bench.VolumeBenchCommand());
+        all.put("crash", new org.blockyard.runtime.bench.CrashBenchCommand());
+        all.put("powerloss", new org.blockyard.runtime.bench.PowerLossCommand());
+        all.putAll(overrides); // a name already there keeps its place
+        all.forEach(bench::addSubcommand);
     }
 }

@@ -9,6 +9,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CompletionException;
 
 import org.blockyard.runtime.bench.BadOption;
@@ -57,23 +58,34 @@ public final class Main implements Runnable {
 
     /** The command line with every engine command; {@link #configure} is already applied. */
     public static CommandLine commandLine() {
+        return commandLine(Map.of(), Map.of());
+    }
+
+    /**
+     * The command line with every engine command, then {@code commands} after them, and {@code workloads} under
+     * {@code bench}, each in the place of the engine's workload of its name (the launcher gives the host's
+     * {@code run} and its {@code bench swap} with bundle events); {@link #configure} is already applied.
+     */
+    public static CommandLine commandLine(Map<String, Object> commands, Map<String, Object> workloads) {
         CommandLine bench = new CommandLine(new BenchCommand());
-        BenchCommand.addWorkloads(bench);
-        return configure(new CommandLine(new Main())
+        BenchCommand.addWorkloads(bench, workloads);
+        CommandLine root = new CommandLine(new Main())
                 .addSubcommand("demo", new DemoCommand())
                 .addSubcommand("bench", bench)
                 .addSubcommand("scheduler", new SchedulerCommand())
                 .addSubcommand("mkfs", new MkfsCommand())
                 .addSubcommand("fsck", new FsckCommand())
                 .addSubcommand("filefrag", new FilefragCommand())
-                .addSubcommand("map", new MapCommand()));
+                .addSubcommand("map", new MapCommand());
+        commands.forEach(root::addSubcommand);
+        return configure(root);
     }
 
     /**
      * Gives {@code root} and every command under it the version, {@code --debug} and the error handling of
-     * {@link #onError}; call it again after adding commands (the host adds {@code run}).
+     * {@link #onError}.
      */
-    public static CommandLine configure(CommandLine root) {
+    static CommandLine configure(CommandLine root) {
         root.setExecutionExceptionHandler(Main::onError);
         root.setParameterExceptionHandler(Main::onParameterError);
         versionEverywhere(root);

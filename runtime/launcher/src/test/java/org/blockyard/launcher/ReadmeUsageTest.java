@@ -1,4 +1,4 @@
-package org.blockyard.host;
+package org.blockyard.launcher;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -25,7 +25,7 @@ class ReadmeUsageTest {
         assertTrue(from >= 0, "the README has a usage block starting with " + START);
         from += START.length();
         int to = text.indexOf(END, from);
-        String expected = Usage.synopses(HostMain.commandLine());
+        String expected = Usage.synopses(Launcher.commandLine());
         if (Boolean.getBoolean("readme.update")) {
             Files.writeString(readme, text.substring(0, from) + expected + text.substring(to));
             return;

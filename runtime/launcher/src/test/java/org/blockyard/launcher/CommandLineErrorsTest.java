@@ -1,4 +1,4 @@
-package org.blockyard.host;
+package org.blockyard.launcher;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -46,7 +46,7 @@ class CommandLineErrorsTest {
             PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8), e = new PrintStream(err, true, StandardCharsets.UTF_8);
             System.setOut(o);
             System.setErr(e);
-            int code = HostMain.commandLine().setOut(new PrintWriter(o, true)).setErr(new PrintWriter(e, true)).execute(args);
+            int code = Launcher.commandLine().setOut(new PrintWriter(o, true)).setErr(new PrintWriter(e, true)).execute(args);
             return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
         } finally {
             System.setOut(savedOut);

@@ -1,4 +1,4 @@
-package org.blockyard.host;
+package org.blockyard.launcher;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
