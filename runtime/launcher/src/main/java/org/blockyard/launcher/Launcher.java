@@ -1,7 +1,7 @@
 package org.blockyard.launcher;
 
 import org.blockyard.host.HostCommands;
-import org.blockyard.runtime.cli.Main;
+import org.blockyard.cli.Main;
 import picocli.CommandLine;
 
 /**

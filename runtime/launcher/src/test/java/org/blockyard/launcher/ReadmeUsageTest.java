@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-import org.blockyard.runtime.cli.Usage;
+import org.blockyard.cli.Usage;
 import org.junit.jupiter.api.Test;
 
 /**
