@@ -12,6 +12,8 @@ import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
 import org.blockyard.runtime.alloc.ActorBlockAllocator;
 import org.blockyard.runtime.alloc.AllocatorSettings;
+import org.blockyard.runtime.alloc.DynamicFitAllocator;
+import org.blockyard.runtime.alloc.ExtentAllocator;
 import org.blockyard.runtime.alloc.GlobalLockAllocator;
 import org.blockyard.runtime.alloc.GroupLockAllocator;
 

@@ -14,6 +14,7 @@ import org.blockyard.api.alloc.AllocationSession;
 import org.blockyard.api.alloc.BlockAllocator;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.FreeExtentPage;
+import org.blockyard.runtime.alloc.ExtentAllocator;
 
 /**
  * Any {@link BlockAllocator} as an {@link ExtentAllocator}: each call waits for its stage, at most

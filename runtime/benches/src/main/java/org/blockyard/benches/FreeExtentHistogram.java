@@ -8,6 +8,8 @@ import java.util.Map;
 import java.util.TreeSet;
 import java.util.function.Function;
 
+import org.blockyard.runtime.alloc.ExtentAllocator;
+
 /**
  * The free space of an extent allocator by extent size, in Ceph's power-of-two buckets of bytes: bucket
  * {@code "4096"} holds the free extents of [4096, 8192) bytes, with their count ({@code extents}) and their

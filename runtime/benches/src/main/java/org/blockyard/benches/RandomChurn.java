@@ -15,6 +15,7 @@ import com.typesafe.config.Config;
 
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.runtime.alloc.ExtentAllocator;
 
 /**
  * The overwrite churn of Ceph's allocator benchmark ({@code Allocator_bench}'s {@code doOverwriteTest}), with

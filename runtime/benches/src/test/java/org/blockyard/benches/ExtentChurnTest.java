@@ -14,6 +14,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
+import org.blockyard.runtime.alloc.ExtentAllocator;
 import org.blockyard.runtime.config.BlockyardConfig;
 
 /**

@@ -1,4 +1,4 @@
-package org.blockyard.benches;
+package org.blockyard.runtime.alloc;
 
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -10,7 +10,6 @@ import java.util.function.Consumer;
 
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
-import org.blockyard.runtime.alloc.FragmentationScore;
 
 /**
  * The size-indexed dynamic-fit baseline: Ceph's AvlAllocator (a port of ZFS's metaslab_df_alloc) over

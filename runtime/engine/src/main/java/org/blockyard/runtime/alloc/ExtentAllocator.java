@@ -1,4 +1,4 @@
-package org.blockyard.benches;
+package org.blockyard.runtime.alloc;
 
 import java.util.List;
 import java.util.function.Consumer;
@@ -8,7 +8,8 @@ import org.blockyard.api.alloc.Extent;
 /**
  * What the extent benchmarks drive: BlueStore's {@code Allocator} reduced to the calls an aging run
  * makes, synchronous, so an allocator without actors or futures plugs in as easily as one with them
- * ({@link BlockAllocatorAdapter} for any {@link org.blockyard.api.alloc.BlockAllocator}).
+ * ({@link DynamicFitAllocator}, the size-indexed baseline beside the lock peers; the benches adapt any
+ * {@link org.blockyard.api.alloc.BlockAllocator}).
  */
 public interface ExtentAllocator extends AutoCloseable {
 
@@ -22,7 +23,7 @@ public interface ExtentAllocator extends AutoCloseable {
 
     void release(List<Extent> extents);
 
-    /** Ceph's v3 score of the free space ({@link org.blockyard.runtime.alloc.FragmentationScore}). */
+    /** Ceph's v3 score of the free space ({@link FragmentationScore}). */
     double fragmentationScore();
 
     long freeBlocks();
