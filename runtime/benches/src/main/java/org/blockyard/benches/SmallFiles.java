@@ -97,11 +97,7 @@ public final class SmallFiles {
         boolean lock = LockPeer.is(spec.policy()); // in memory only: the lock peers have no durable form
         AllocationPolicy policy = BenchPolicies.byId(lock ? "reservation" : spec.policy(), config, geometry);
         AllocatorSettings settings = base.withGeometry(geometry).withPolicy(policy);
-        Consumer<BlockGroup> fill = side == null ? group -> {
-            long data = group.end() - group.firstDataBlock();
-            int used = (int) (data * spec.fill());
-            if (used > 0) group.fillFromStart(used);
-        } : group -> fillFree(group, spec.fill(), side);
+        Consumer<BlockGroup> fill = side == null ? fillFromStart(spec.fill()) : group -> fillFree(group, spec.fill(), side);
         Consumer<BlockGroup> prepare = side == null ? fill : group -> {
             side.markUsed(group);
             fill.accept(group);
@@ -177,6 +173,18 @@ public final class SmallFiles {
                     + " groups of " + bpg + " blocks; this benchmark holds at most " + Tiobench.MAX_BENCH_GROUPS
                     + " groups in memory: use fewer --files, a lower --fill or bigger --blocks-per-group");
         return Geometry.of(g0.blockSizeBytes(), groups * bpg, bpg).withJournal(g0.journalBlocks());
+    }
+
+    /**
+     * Marks the first {@code fill} of each group's data blocks used, from the group's start, as it is prepared (in
+     * memory, where nothing else holds them): the pre-fill of this bench and of a job file's {@code prefill}.
+     */
+    public static Consumer<BlockGroup> fillFromStart(double fill) {
+        return group -> {
+            long data = group.end() - group.firstDataBlock();
+            int used = (int) (data * fill);
+            if (used > 0) group.fillFromStart(used);
+        };
     }
 
     /** The first {@code fill} of {@code group}'s data blocks, those the volume has free, marked used. */

@@ -74,7 +74,8 @@ public final class EngineRun {
         this.target = target;
         this.label = workload.source().equals("options") ? "" : Path.of(workload.source()).getFileName() + ": ";
         List<String> unused = new ArrayList<>();
-        for (String k : List.of("device", "filename", "device_size", "direct", "allow_overwrite", "elevator", "volume_size"))
+        for (String k : List.of("device", "filename", "device_size", "direct", "allow_overwrite", "elevator", "volume_size",
+                "prefill"))
             if (workload.given().containsKey(k)) unused.add(k);
         if (!unused.isEmpty())
             notes.add(label + String.join(", ", unused) + ": not used; the jobs run on the host's engine: its "

@@ -41,14 +41,15 @@ import org.blockyard.benches.job.JobSpec.Rw;
  * @param allowOverwrite  write jobs may write into a filename that exists and is not empty
  * @param elevators       one run of every job per elevator, in this order; empty: the configured one
  * @param volumeBytes     the allocator's volume (files and extents jobs); null: sized to the jobs
+ * @param prefill         the part of every group's data blocks taken from its start before the jobs begin, in [0, 1)
  * @param given           the run's keys as given (the file's {@code global} with the options over it), for messages
  */
 record Workload(String source, String device, String filename, Long deviceSizeBytes, Boolean direct,
-                boolean allowOverwrite, List<String> elevators, Long volumeBytes, long seed, List<JobSpec> jobs,
-                Map<String, Val> given) {
+                boolean allowOverwrite, List<String> elevators, Long volumeBytes, double prefill, long seed,
+                List<JobSpec> jobs, Map<String, Val> given) {
 
     static final List<String> GLOBAL_KEYS = List.of("device", "filename", "device_size", "direct", "allow_overwrite",
-            "elevator", "volume_size", "seed");
+            "elevator", "volume_size", "prefill", "seed");
     static final List<String> JOB_KEYS = List.of("ioengine", "rw", "rwmixread", "bs", "bssplit", "bsrange", "size",
             "offset", "offset_increment", "runtime", "time_based", "ramp_time", "iodepth", "numjobs", "thinktime",
             "flags", "nrfiles", "truncate_to", "unit", "max_extent", "fill_high", "fill_low");
@@ -152,6 +153,7 @@ record Workload(String source, String device, String filename, Long deviceSizeBy
                 global.containsKey("allow_overwrite") && bool(global.get("allow_overwrite")),
                 global.containsKey("elevator") ? names(global.get("elevator")) : List.of(),
                 global.containsKey("volume_size") ? size(global.get("volume_size"), 1) : null,
+                global.containsKey("prefill") ? prefill(global.get("prefill")) : 0,
                 global.containsKey("seed") ? whole(global.get("seed"), Long.MIN_VALUE, Long.MAX_VALUE) : 1,
                 List.copyOf(specs), Map.copyOf(global));
     }
@@ -174,6 +176,7 @@ record Workload(String source, String device, String filename, Long deviceSizeBy
             case "nrfiles" -> whole(v, 1, MAX_NRFILES);
             case "flags" -> flags(v);
             case "fill_high", "fill_low" -> fraction(v, 0, 1);
+            case "prefill" -> prefill(v);
             case "device" -> oneOf(v, DEVICES);
             case "device_size" -> sectors(v);
             case "elevator" -> names(v);
@@ -388,6 +391,11 @@ record Workload(String source, String device, String filename, Long deviceSizeBy
     }
 
     /** In {@code (low, high)}: a fill mark is a fraction of the volume, strictly inside. */
+    /** {@code prefill}: 0 (none), or a fraction of the data blocks above 0 and below 1. */
+    private static double prefill(Val v) {
+        return v.text().trim().matches("0*\\.?0*") && !v.text().trim().matches("\\.?") ? 0 : fraction(v, 0, 1);
+    }
+
     private static double fraction(Val v, double low, double high) {
         double d;
         try {
@@ -465,6 +473,7 @@ record Workload(String source, String device, String filename, Long deviceSizeBy
         m.put("allow_overwrite", allowOverwrite);
         m.put("elevator", elevators);
         m.put("volume_size", volumeBytes);
+        m.put("prefill", prefill);
         m.put("seed", seed);
         m.put("jobs", jobs.stream().map(JobSpec::toMap).toList());
         return m;

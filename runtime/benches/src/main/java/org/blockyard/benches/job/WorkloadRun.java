@@ -31,6 +31,7 @@ import org.blockyard.benches.BadOption;
 import org.blockyard.benches.Latency;
 import org.blockyard.benches.Report;
 import org.blockyard.benches.Sizes;
+import org.blockyard.benches.SmallFiles;
 import org.blockyard.benches.Starter;
 import org.blockyard.benches.Tiobench;
 import org.blockyard.benches.job.JobSpec.Engine;
@@ -193,7 +194,8 @@ final class WorkloadRun {
         long files = 0;
         for (JobSpec j : workload.jobs())
             if (j.engine() == Engine.FILES) files += j.sizeBytes() * j.nrfiles() * j.numjobs();
-        long bytes = workload.volumeBytes() != null ? workload.volumeBytes() : Math.max(1L << 30, 2 * files);
+        long bytes = workload.volumeBytes() != null ? workload.volumeBytes()
+                : (long) Math.ceil(Math.max(1L << 30, 2 * files) / (1 - workload.prefill())); // as much free past the pre-fill
         Geometry g = Aging.volumeGeometry(config, bytes);
         if (g.groups() > Tiobench.MAX_BENCH_GROUPS)
             throw bad("volume_size", Sizes.format(bytes).replace(" ", ""), "at most " + Tiobench.MAX_BENCH_GROUPS
@@ -205,7 +207,7 @@ final class WorkloadRun {
             if (j.unitBytes() % block != 0) throw bad(j, "unit", j.unitBytes(), "must be a multiple of the block, " + block + " bytes");
             if (j.maxExtentBytes() % j.unitBytes() != 0)
                 throw bad(j, "max_extent", j.maxExtentBytes(), "must be 0 (no limit) or a multiple of unit (" + j.unitBytes() + " bytes)");
-            long share = g.dataBlocks() / extentsClones;
+            long share = (long) (g.dataBlocks() * (1 - workload.prefill())) / extentsClones;
             if ((long) (j.fillLow() * share) * block < j.bs().max())
                 throw bad(j, "fill_low", j.fillLow(), "leaves each of the " + extentsClones + " extents clones less than one allocation of "
                         + Sizes.format(j.bs().max()) + " on a volume of " + Sizes.format(g.bytes()) + ": raise volume_size");
@@ -247,7 +249,7 @@ final class WorkloadRun {
             long freeAtStart = 0;
             if (volume != null) {
                 alloc = ActorBlockAllocator.start(AllocatorSettings.fromConfig(config, volume.blocksPerGroup())
-                        .withGeometry(volume), config);
+                        .withGeometry(volume), config, workload.prefill() > 0 ? SmallFiles.fillFromStart(workload.prefill()) : null);
                 freeAtStart = alloc.freeBlocks().toCompletableFuture().get(30, TimeUnit.SECONDS);
             }
             List<IoLoad> loads = new ArrayList<>();

@@ -123,4 +123,16 @@ class WorkloadRunTest {
                 total.get("volume_used_bytes").asLong(), "allocated less released is what the volume holds");
         assertTrue(total.get("volume_used_bytes").asLong() <= 0.5 * (256 << 20) + (128 << 10), total.toString());
     }
+
+    @Test
+    void aPrefilledVolumeLeavesTheJobsOnlyWhatIsPastTheFill() throws Exception {
+        // 256 MiB of files on 1 GiB: room for them all, but not past a pre-fill of 90% (about 100 MiB).
+        String jobs = """
+                global { volume_size = 1GiB, prefill = %s }
+                jobs = [ { name = w, ioengine = files, nrfiles = 4, size = 64MiB, bs = 1MiB } ]
+                """;
+        JsonNode empty = run(jobs.formatted("0")).get("w"), filled = run(jobs.formatted("0.9")).get("w");
+        assertEquals(0, empty.get("enospc").asLong(), empty.toString());
+        assertTrue(filled.get("enospc").asLong() > 0, filled.toString());
+    }
 }
