@@ -20,7 +20,7 @@ import java.util.stream.Stream;
 
 import com.typesafe.config.Config;
 import org.blockyard.runtime.alloc.AllocatorSettings;
-import org.blockyard.runtime.bench.Swap;
+import org.blockyard.benches.Swap;
 import org.blockyard.runtime.io.BlockDevice;
 import org.blockyard.runtime.io.IoSettings;
 import org.blockyard.runtime.store.FileStore;

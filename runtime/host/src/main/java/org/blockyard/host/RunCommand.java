@@ -57,9 +57,9 @@ public final class RunCommand implements Callable<Integer> {
         // Gogo points System.out at the running session's stream once it starts; sessions must write to
         // the real ones, or a command's output would go round in a circle.
         PrintStream out = System.out, err = System.err;
-        if (config != null) org.blockyard.runtime.bench.BadOption.config(config); // a bad --config is one line, exit 2
+        if (config != null) org.blockyard.benches.BadOption.config(config); // a bad --config is one line, exit 2
         if (deploy != null && java.nio.file.Files.exists(deploy) && !java.nio.file.Files.isDirectory(deploy))
-            throw new org.blockyard.runtime.bench.BadOption("--deploy", deploy, "must be a folder (created when missing)");
+            throw new org.blockyard.benches.BadOption("--deploy", deploy, "must be a folder (created when missing)");
         Host.Options options = Host.Options.defaults().withConfig(config).withDeploy(deploy);
         Volume[] opened = new Volume[1];
         Host host;
@@ -67,7 +67,7 @@ public final class RunCommand implements Callable<Integer> {
             host = Host.start(options);
         } else {
             if (!Files.isRegularFile(volume) && !volume.toString().startsWith("/dev/"))
-                throw new org.blockyard.runtime.bench.BadOption("--volume", volume, "must be a volume made by mkfs");
+                throw new org.blockyard.benches.BadOption("--volume", volume, "must be a volume made by mkfs");
             Config c = BlockyardConfig.load(config);
             try {
                 host = Host.start(options, c, IoSettings.fromConfig(c), io -> {

@@ -9,8 +9,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import org.blockyard.runtime.bench.BadOption;
-import org.blockyard.runtime.bench.job.EngineRun;
+import org.blockyard.benches.BadOption;
+import org.blockyard.benches.job.EngineRun;
 
 /**
  * {@code blockyard:bench}: a workload file run in the host, against its engine and the plugins it runs, in

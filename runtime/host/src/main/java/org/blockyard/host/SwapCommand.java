@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.stream.Stream;
 
 import com.typesafe.config.Config;
-import org.blockyard.runtime.bench.Swap;
+import org.blockyard.benches.Swap;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -22,7 +22,7 @@ import picocli.CommandLine.Option;
         description = {"Writers through the whole stack while elevators and policies are switched by name and "
                 + "plugin bundles are installed, updated and uninstalled in a host; counts what was lost or "
                 + "issued twice, verifies every byte, and times each switch."})
-public final class SwapCommand extends org.blockyard.runtime.bench.SwapCommand {
+public final class SwapCommand extends org.blockyard.benches.SwapCommand {
 
     @Option(names = "--no-bundles", description = "run without a host: no plugin bundle events")
     boolean noBundles;

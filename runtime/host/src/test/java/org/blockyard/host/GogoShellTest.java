@@ -126,7 +126,7 @@ class GogoShellTest {
         assertTrue(one.contains("scope: blockyard") && one.contains("NAME, an io scheduler's id or alias"), one);
         assertTrue(shell(host, "help nope").contains("No methods found matching: nope"));
 
-        String usage = HostMain.commandLine().getSubcommands().get("run").getUsageMessage();
+        String usage = new picocli.CommandLine(new RunCommand()).getUsageMessage();
         for (String f : BlockyardCommands.FUNCTIONS)
             assertTrue(usage.replaceAll("\\s+", " ").contains("blockyard:" + f), () -> f + " missing from\n" + usage);
     }

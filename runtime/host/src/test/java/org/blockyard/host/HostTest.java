@@ -336,7 +336,7 @@ class HostTest {
     private Ran run(String... args) throws Exception {
         Path config = Files.writeString(tmp.resolve("host.conf"),
                 "blockyard.host.storage = \"" + tmp.resolve("cache").toString().replace("\\", "/") + "\"\n");
-        List<String> all = new ArrayList<>(List.of("run", "--config", config.toString(), "--deploy",
+        List<String> all = new ArrayList<>(List.of("--config", config.toString(), "--deploy",
                 tmp.resolve("deploy").toString()));
         all.addAll(List.of(args));
         ByteArrayOutputStream out = new ByteArrayOutputStream(), err = new ByteArrayOutputStream();
@@ -345,7 +345,7 @@ class HostTest {
         try {
             System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
             System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            code = HostMain.commandLine().execute(all.toArray(String[]::new));
+            code = new picocli.CommandLine(new RunCommand()).execute(all.toArray(String[]::new));
         } finally {
             System.setOut(realOut);
             System.setErr(realErr);

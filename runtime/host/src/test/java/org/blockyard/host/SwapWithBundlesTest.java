@@ -7,7 +7,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
-import org.blockyard.runtime.bench.Swap;
+import org.blockyard.benches.Swap;
 import org.blockyard.runtime.config.BlockyardConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
