@@ -98,6 +98,13 @@ public final class ExportPool implements AutoCloseable {
         return ThinExport.await(files.freeBlocks());
     }
 
+    /** Blocks the export holds (its file's mapped blocks). */
+    public long mappedBlocks(ThinExport e) {
+        long n = 0;
+        for (org.blockyard.api.alloc.Extent x : ThinExport.await(files.fileExtents(e.file()))) n += x.blocks();
+        return n;
+    }
+
     /** A new empty export; refused (nothing changed) for a bad or taken name or a size the format cannot hold. */
     public synchronized ThinExport create(String name, long sizeBytes) {
         checkName(name);
