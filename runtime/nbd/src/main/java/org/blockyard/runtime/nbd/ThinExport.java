@@ -100,8 +100,8 @@ public final class ThinExport {
             return;
         }
         long head = from / blockBytes, tail = (to / blockBytes) - 1;
-        ReentrantLock a = stripe(head), b = stripe(tail);
-        if (System.identityHashCode(a) > System.identityHashCode(b) && a != b) { ReentrantLock t = a; a = b; b = t; }
+        int ia = stripe(head), ib = stripe(tail);
+        ReentrantLock a = stripes[Math.min(ia, ib)], b = stripes[Math.max(ia, ib)]; // one order: no deadlock
         a.lock();
         b.lock();
         try {
@@ -117,8 +117,8 @@ public final class ThinExport {
         }
     }
 
-    private ReentrantLock stripe(long block) {
-        return stripes[(int) Math.floorMod(block * 0x9E3779B97F4A7C15L >>> 32, (long) STRIPES)];
+    private static int stripe(long block) {
+        return (int) Math.floorMod(block * 0x9E3779B97F4A7C15L >>> 32, (long) STRIPES);
     }
 
     /** Frees the whole blocks of the range when it reaches the export's end; answers the blocks freed. */
