@@ -76,7 +76,9 @@ public final class Main implements Runnable {
                 .addSubcommand("mkfs", new MkfsCommand())
                 .addSubcommand("fsck", new FsckCommand())
                 .addSubcommand("filefrag", new FilefragCommand())
-                .addSubcommand("map", new MapCommand());
+                .addSubcommand("map", new MapCommand())
+                .addSubcommand("serve", new ServeCommand())
+                .addSubcommand("export", new ExportCommand());
         commands.forEach(root::addSubcommand);
         return configure(root);
     }

@@ -240,6 +240,20 @@ public final class FileStore implements AutoCloseable {
     }
 
     /**
+     * Frees every block of {@code file} from the first whole block at or after {@code byteOffset} to its end,
+     * through the same allocator as the writes (on a durable volume, a journal commit that is durable once the
+     * stage completes), and answers how many blocks it freed. The freed range reads as zeros from then on. A
+     * punch in the middle of a file needs the allocator to unmap a written run, which it cannot yet; this is
+     * the hole at a file's end, which it can ({@code ftruncate} down, then up).
+     */
+    public CompletionStage<Long> truncate(String file, long byteOffset) {
+        if (file == null) return CompletableFuture.failedFuture(noName());
+        if (byteOffset < 0)
+            return CompletableFuture.failedFuture(new AllocationException.InvalidRequest("truncate at " + byteOffset));
+        return allocator.truncate(file, (byteOffset + blockBytes - 1) / blockBytes);
+    }
+
+    /**
      * Makes every write this store answered before the call durable, as {@code fsync} does for a file: one
      * FLUSH through the queue (the device's {@code fdatasync}), which completes once the device has returned
      * from it. An overwrite needs it (the class comment says why); a write that allocated was durable already.

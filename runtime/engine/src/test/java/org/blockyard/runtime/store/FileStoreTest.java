@@ -128,4 +128,24 @@ class FileStoreTest {
         var w = assertThrows(java.util.concurrent.ExecutionException.class, () -> lateWrite.get(5, TimeUnit.SECONDS));
         assertInstanceOf(AllocationException.Closed.class, w.getCause());
     }
+
+    @Test
+    void truncateFreesTheWholeBlocksFromAnOffsetAndTheyReadAsZeros() {
+        Config config = BlockyardConfig.load();
+        Geometry g = Geometry.of(4096, 32768, 32768);
+        try (FileStore store = FileStore.start(AllocatorSettings.of(g, ReservationPolicy.extended()),
+                IoSettings.fromConfig(config), new MemoryDevice(g.bytes()), config)) {
+            await(store.allocator().open("/t"));
+            byte[] data = new byte[8 * 4096];
+            java.util.Arrays.fill(data, (byte) 7);
+            await(store.write("/t", 0, ByteBuffer.wrap(data)));
+            long free = await(store.allocator().freeBlocks());
+            // 3 blocks and a byte: the partly covered block stays, the 4 after it go.
+            assertEquals(4L, await(store.truncate("/t", 3 * 4096 + 1)));
+            assertEquals(free + 4, await(store.allocator().freeBlocks()));
+            byte[] back = await(store.read("/t", 0, data.length)).array();
+            for (int i = 0; i < back.length; i++) assertEquals(i < 4 * 4096 ? 7 : 0, back[i], "byte " + i);
+            assertEquals(0L, await(store.truncate("/t", 8 * 4096)), "nothing mapped there");
+        }
+    }
 }
