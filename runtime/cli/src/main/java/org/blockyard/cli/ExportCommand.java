@@ -9,6 +9,7 @@ import org.blockyard.benches.Sizes;
 import org.blockyard.nbd.ExportPool;
 import org.blockyard.nbd.ThinExport;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -28,15 +29,24 @@ public final class ExportCommand implements Runnable {
         spec.commandLine().usage(System.out);
     }
 
-    static ExportPool open(Path volume, Path config) {
-        if (!Files.exists(volume)) throw new BadOption("--volume", volume, "no such volume image or device");
-        return ExportPool.open(volume, BadOption.config(config));
+    /** The volume every export command works on, and the configuration layered over the defaults. */
+    static final class VolumeOptions {
+        @Option(names = "--volume", required = true, paramLabel = "IMAGE", description = "The volume's image file or device.")
+        Path volume;
+
+        @Option(names = "--config", paramLabel = "FILE", description = "Configuration layered over the defaults.")
+        Path config;
+
+        ExportPool open() {
+            if (!Files.exists(volume)) throw new BadOption("--volume", volume, "no such volume image or device");
+            return ExportPool.open(volume, BadOption.config(config));
+        }
     }
 
     @Command(name = "create", mixinStandardHelpOptions = true, description = "Make an empty export NAME of SIZE bytes.")
     static final class Create implements Callable<Integer> {
-        @Option(names = "--volume", required = true, paramLabel = "IMAGE", description = "The volume's image file or device.")
-        Path volume;
+        @Mixin
+        VolumeOptions on;
 
         @Parameters(index = "0", paramLabel = "NAME", description = "The export's name, as clients ask for it.")
         String name;
@@ -45,12 +55,9 @@ public final class ExportCommand implements Runnable {
                 description = "The export's size, whole blocks (64MiB, 100GiB, ...); may exceed the volume's free space.")
         long sizeBytes;
 
-        @Option(names = "--config", paramLabel = "FILE", description = "Configuration layered over the defaults.")
-        Path config;
-
         @Override
         public Integer call() {
-            try (ExportPool pool = open(volume, config)) {
+            try (ExportPool pool = on.open()) {
                 ThinExport e = pool.create(name, sizeBytes);
                 System.out.println("export " + e.name() + ": " + e.sizeBytes() + " bytes");
             }
@@ -60,15 +67,12 @@ public final class ExportCommand implements Runnable {
 
     @Command(name = "list", mixinStandardHelpOptions = true, description = "Print each export's name, size and the blocks it holds.")
     static final class ListExports implements Callable<Integer> {
-        @Option(names = "--volume", required = true, paramLabel = "IMAGE", description = "The volume's image file or device.")
-        Path volume;
-
-        @Option(names = "--config", paramLabel = "FILE", description = "Configuration layered over the defaults.")
-        Path config;
+        @Mixin
+        VolumeOptions on;
 
         @Override
         public Integer call() {
-            try (ExportPool pool = open(volume, config)) {
+            try (ExportPool pool = on.open()) {
                 System.out.printf("%-24s %16s %12s%n", "NAME", "SIZE_BYTES", "BLOCKS");
                 for (ThinExport e : pool.exports())
                     System.out.printf("%-24s %16d %12d%n", e.name(), e.sizeBytes(), pool.mappedBlocks(e));
@@ -80,18 +84,15 @@ public final class ExportCommand implements Runnable {
 
     @Command(name = "delete", mixinStandardHelpOptions = true, description = "Delete export NAME and free its blocks.")
     static final class Delete implements Callable<Integer> {
-        @Option(names = "--volume", required = true, paramLabel = "IMAGE", description = "The volume's image file or device.")
-        Path volume;
+        @Mixin
+        VolumeOptions on;
 
         @Parameters(index = "0", paramLabel = "NAME", description = "The export to delete.")
         String name;
 
-        @Option(names = "--config", paramLabel = "FILE", description = "Configuration layered over the defaults.")
-        Path config;
-
         @Override
         public Integer call() {
-            try (ExportPool pool = open(volume, config)) {
+            try (ExportPool pool = on.open()) {
                 pool.delete(name);
             }
             return 0;
