@@ -278,7 +278,7 @@ final class LoanSession implements AllocationSession {
 
     /**
      * Whether a released piece of {@code length} blocks goes back into the loan: its length is one the caller asks
-     * for, the loan holds fewer than two batches of it, and at most {@link #keepLimit()} free in all.
+     * for, the loan holds fewer than two batches of it, and at most twice the {@link #budget()} free in all.
      */
     private boolean keeps(long length) {
         if (length > loanLimit() || free.blocks() + length > 2 * budget()) return false;
@@ -291,10 +291,7 @@ final class LoanSession implements AllocationSession {
         return Math.min(loans.loanBlocks(), geometry.blocksPerGroup() / 2);
     }
 
-    /**
-     * The most a session keeps free on loan: beyond it, releases go back to their groups and no refill starts (one
-     * refill in flight may pass it by at most {@code loan-blocks}).
-     */
+    /** The most a session borrows ahead on any volume: the ceiling of its {@link #budget()}. */
     private long keepLimit() {
         return 4 * loans.loanBlocks();
     }
