@@ -27,10 +27,9 @@ import org.blockyard.runtime.store.FileStore;
  *       whole blocks only); two such writes to one block at once are serialised by a stripe lock.</li>
  *   <li>An overwrite never allocates, so it never fails for space; a write to a hole of a full pool fails at
  *       once with ENOSPC, and changes nothing.</li>
- *   <li>TRIM and WRITE_ZEROES without NO_HOLE free the whole blocks of a range that reaches the export's end
- *       (a truncate of the file, through the journal). Elsewhere TRIM is a hint that frees nothing, and
- *       WRITE_ZEROES writes zeros over the blocks that are mapped and leaves holes alone: the allocator cannot
- *       yet unmap a written run in the middle of a file (docs/limits.md).</li>
+ *   <li>TRIM and WRITE_ZEROES without NO_HOLE free the whole blocks of a range, anywhere in the export (a hole
+ *       punched in the file, through the journal): they read as zeros and are reported holes. WRITE_ZEROES
+ *       writes zeros over the mapped part of a partial block at either edge; TRIM leaves partial blocks alone.</li>
  *   <li>FLUSH is the store's flush (the device's fdatasync) and covers every export of the pool: a write
  *       that allocated was durable when answered, data and journal; an overwrite is durable after it.</li>
  * </ul>
@@ -121,11 +120,10 @@ public final class ThinExport {
         return (int) Math.floorMod(block * 0x9E3779B97F4A7C15L >>> 32, (long) STRIPES);
     }
 
-    /** Frees the whole blocks of the range when it reaches the export's end; answers the blocks freed. */
+    /** Frees the whole blocks of the range; answers the blocks freed. */
     public long trim(long offset, long length, boolean fua) {
-        long freed = 0;
-        long first = alignUp(offset);
-        if (offset + length >= sizeBytes && first < sizeBytes) freed = await(store.truncate(file, first));
+        long first = alignUp(offset), last = alignDown(offset + length);
+        long freed = first < last ? await(store.punchHole(file, first, last - first)) : 0;
         if (fua) flush();
         return freed;
     }
@@ -147,12 +145,8 @@ public final class ThinExport {
                 zeroMapped(offset, end);
             } else {
                 if (offset < first) zeroMapped(offset, first);
-                if (end >= sizeBytes) {
-                    await(store.truncate(file, first));
-                } else {
-                    if (last < end) zeroMapped(last, end);
-                    zeroMapped(first, last);
-                }
+                if (last < end) zeroMapped(last, end);
+                await(store.punchHole(file, first, last - first));
             }
         }
         if (fua) flush();

@@ -191,4 +191,76 @@ class NbdProtocolTest {
             assertEquals(0, c.reply(0).error(), "the freed space serves new writes");
         }
     }
+
+    /** The base:allocation extents BLOCK_STATUS answers for {@code [offset, +length)}: pairs of (length, flags). */
+    private static java.util.List<long[]> status(RawClient c, long cookie, long offset, int length) throws Exception {
+        c.request(Nbd.CMD_BLOCK_STATUS, 0, cookie, offset, length, null);
+        RawClient.Reply s = c.reply(0);
+        assertEquals(Nbd.REPLY_TYPE_BLOCK_STATUS, s.type());
+        java.nio.ByteBuffer d = java.nio.ByteBuffer.wrap(s.data());
+        assertEquals(Nbd.META_CONTEXT_ID, d.getInt());
+        java.util.List<long[]> out = new java.util.ArrayList<>();
+        while (d.hasRemaining()) out.add(new long[] {Integer.toUnsignedLong(d.getInt()), d.getInt()});
+        return out;
+    }
+
+    private static String show(java.util.List<long[]> extents) {
+        return extents.stream().map(Arrays::toString).toList().toString();
+    }
+
+    /** Without preallocation, whose blocks a punch gives back too: the free count moves only by what is punched. */
+    @Test
+    void trimAndWriteZeroesInTheMiddleFreeTheWholeBlocksAndLeaveHoles() throws Exception {
+        pool = ExportPool.memory(ConfigFactory.parseString("blockyard.alloc.prealloc-min-window-blocks = 0")
+                .withFallback(SMALL), 8 << 20, "default");
+        server = NbdServer.listen(pool, new InetSocketAddress("127.0.0.1", 0));
+        try (RawClient c = new RawClient(server.port()).go("default", true)) {
+            byte[] data = pattern(32 * 4096, 7);
+            c.request(Nbd.CMD_WRITE, 0, 1, 0, data.length, data);
+            assertEquals(0, c.reply(0).error());
+            long free = pool.freeBlocks();
+            c.request(Nbd.CMD_TRIM, 0, 2, 1 << 20, 4096, null);
+            assertEquals(0, c.reply(0).error());
+            assertEquals(free, pool.freeBlocks(), "a trim of a hole frees nothing");
+
+            c.request(Nbd.CMD_TRIM, 0, 3, 32768 - 100, 65536 + 200, null); // whole blocks [8, 24), a partial one each side
+            assertEquals(0, c.reply(0).error());
+            assertEquals(free + 16, pool.freeBlocks(), "the trim freed the 16 whole blocks in the middle");
+            c.request(Nbd.CMD_TRIM, 0, 4, 32768, 65536, null);
+            assertEquals(0, c.reply(0).error());
+            assertEquals(free + 16, pool.freeBlocks(), "a second trim frees nothing more");
+            java.util.List<long[]> extents = status(c, 5, 0, data.length);
+            assertEquals(3, extents.size(), show(extents));
+            assertArrayEquals(new long[] {32768, 0}, extents.get(0), show(extents));
+            assertArrayEquals(new long[] {65536, Nbd.STATE_HOLE | Nbd.STATE_ZERO}, extents.get(1), show(extents));
+            assertArrayEquals(new long[] {32768, 0}, extents.get(2), show(extents));
+
+            // WRITE_ZEROES without NO_HOLE: the whole blocks [26, 30) are punched, the partial edges written as zeros.
+            long from = 26 * 4096L - 300, to = 30 * 4096L + 500;
+            c.request(Nbd.CMD_WRITE_ZEROES, 0, 6, from, (int) (to - from), null);
+            assertEquals(0, c.reply(0).error());
+            assertEquals(free + 20, pool.freeBlocks(), "write zeroes freed its 4 whole blocks");
+            extents = status(c, 7, 24 * 4096L, 8 * 4096);
+            assertEquals(3, extents.size(), show(extents));
+            assertArrayEquals(new long[] {2 * 4096, 0}, extents.get(0), show(extents));
+            assertArrayEquals(new long[] {4 * 4096, Nbd.STATE_HOLE | Nbd.STATE_ZERO}, extents.get(1), show(extents));
+            assertArrayEquals(new long[] {2 * 4096, 0}, extents.get(2), show(extents));
+
+            byte[] expect = data.clone();
+            Arrays.fill(expect, 8 * 4096, 24 * 4096, (byte) 0);
+            Arrays.fill(expect, (int) from, (int) to, (byte) 0);
+            c.request(Nbd.CMD_READ, Nbd.CMD_FLAG_DF, 8, 0, data.length, null);
+            RawClient.Reply r = c.reply(0);
+            assertArrayEquals(expect, Arrays.copyOfRange(r.data(), 8, r.data().length), "punched blocks read as zeros");
+
+            c.request(Nbd.CMD_WRITE, 0, 9, 12 * 4096, 4096, pattern(4096, 3));
+            assertEquals(0, c.reply(0).error(), "a write into the hole allocates again");
+            c.request(Nbd.CMD_READ, Nbd.CMD_FLAG_DF, 10, 12 * 4096, 4096, null);
+            r = c.reply(0);
+            assertArrayEquals(pattern(4096, 3), Arrays.copyOfRange(r.data(), 8, r.data().length));
+            extents = status(c, 11, 11 * 4096L, 3 * 4096);
+            assertEquals(3, extents.size(), show(extents));
+            assertArrayEquals(new long[] {4096, 0}, extents.get(1), show(extents));
+        }
+    }
 }

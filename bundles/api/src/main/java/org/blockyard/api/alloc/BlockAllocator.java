@@ -141,6 +141,14 @@ public interface BlockAllocator {
      */
     CompletionStage<Long> discardUnwritten(String file, long logicalBlock, long blocks);
 
+    /**
+     * Unmaps and frees every block of {@code file} inside {@code [logicalBlock, logicalBlock + blocks)}, written
+     * or unwritten (fallocate's PUNCH_HOLE); the range is a hole from then on, and reads as zeros. Answers how
+     * many blocks were freed. Refused as {@link #discardUnwritten} is; every block is checked with its group
+     * first, so a refused punch leaves the file as it was.
+     */
+    CompletionStage<Long> punchHole(String file, long logicalBlock, long blocks);
+
     /** Drops one writer; the last writer's close discards the file's reservation window. */
     CompletionStage<Void> close(String file);
 

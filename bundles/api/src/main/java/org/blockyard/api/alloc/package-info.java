@@ -5,7 +5,7 @@
  * (goal choice, group order, window sizing, in-group search) are plugged in.
  */
 @Export
-@Version("0.7.0")
+@Version("0.8.0")
 package org.blockyard.api.alloc;
 
 import org.osgi.annotation.bundle.Export;

@@ -412,7 +412,12 @@ public final class ActorBlockAllocator implements BlockAllocator, AutoCloseable 
 
     @Override
     public CompletionStage<Long> discardUnwritten(String file, long logicalBlock, long blocks) {
-        return askFile(file, r -> new FileActor.DiscardUnwritten(logicalBlock, blocks, r));
+        return askFile(file, r -> new FileActor.Discard(logicalBlock, blocks, false, r));
+    }
+
+    @Override
+    public CompletionStage<Long> punchHole(String file, long logicalBlock, long blocks) {
+        return askFile(file, r -> new FileActor.Discard(logicalBlock, blocks, true, r));
     }
 
     /** Has every open file give back its unused preallocation; answers the blocks freed. */

@@ -37,7 +37,7 @@ public final class FileActor extends AbstractBehavior<HostMessage> {
 
     /** What a file's clients, its shard and its allocator send it. The groups' answers come as {@link Answer}s. */
     public sealed interface Command extends HostMessage permits Open, GetBlocks, GetBlocksBatch, WriteWhole, Truncate,
-            Purge, MarkWritten, DiscardUnwritten, Close, UsePolicy, Extents, Held, Shutdown, DropPrealloc, Stop,
+            Purge, MarkWritten, Discard, Close, UsePolicy, Extents, Held, Shutdown, DropPrealloc, Stop,
             PreallocationsDropped {}
 
     /** Adds a writer (the shard forwards re-opens here); answers the file's handle. */
@@ -67,8 +67,11 @@ public final class FileActor extends AbstractBehavior<HostMessage> {
     /** Converts the unwritten runs in a range to written; answers how many blocks changed state. */
     public record MarkWritten(long logicalBlock, long blocks, ActorRef<Reply<Long>> replyTo) implements Command {}
 
-    /** Unmaps and frees the unwritten runs in a range (and the preallocation); answers the blocks unmapped. */
-    public record DiscardUnwritten(long logicalBlock, long blocks, ActorRef<Reply<Long>> replyTo) implements Command {}
+    /**
+     * Unmaps and frees the unwritten runs in a range, the written ones too with {@code punch} (a hole punched),
+     * and the preallocation; answers the blocks unmapped.
+     */
+    public record Discard(long logicalBlock, long blocks, boolean punch, ActorRef<Reply<Long>> replyTo) implements Command {}
 
     /** Drops a writer; answers true when it was the last one (the file is then closed). */
     public record Close(ActorRef<Reply<Boolean>> replyTo) implements Command {}

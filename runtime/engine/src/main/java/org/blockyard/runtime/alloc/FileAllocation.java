@@ -138,11 +138,13 @@ final class FileAllocation {
             return new AllocationException.OutOfRange(call + " of " + blocks + " blocks at logical block " + logical
                     + " of " + file.name + " reaches past the largest file, " + FileState.MAX_LOGICAL_BLOCKS
                     + " blocks");
-        // A conversion or a discard in the middle of an unwritten run cuts it: the file may not hold that many.
+        // A conversion, a discard or a punch in the middle of a run cuts it: the file may not hold that many.
         if (call.equals("markWritten"))
             return file.refuseGrowth(call, file.extentCountAfterMarkWritten(logical, blocks));
         if (call.equals("discardUnwritten"))
             return file.refuseGrowth(call, file.extentCountAfterDiscard(logical, blocks));
+        if (call.equals("punchHole"))
+            return file.refuseGrowth(call, file.extentCountAfterPunch(logical, blocks));
         return null;
     }
 

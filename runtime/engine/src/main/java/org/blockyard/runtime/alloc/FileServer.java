@@ -366,7 +366,7 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
         else if (m instanceof FileActor.Truncate t) t.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.Purge p) p.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.MarkWritten w) w.replyTo().tell(Reply.fail(e));
-        else if (m instanceof FileActor.DiscardUnwritten d) d.replyTo().tell(Reply.fail(e));
+        else if (m instanceof FileActor.Discard d) d.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.Close c) c.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.Open o) o.replyTo().tell(Reply.fail(e));
         else if (m instanceof FileActor.Extents x) x.replyTo().tell(Reply.fail(e));
@@ -457,7 +457,7 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
         else if (m instanceof FileActor.Close c) onClose(c);
         else if (m instanceof FileActor.Truncate t) onTruncate(t);
         else if (m instanceof FileActor.Purge p) onPurge(p);
-        else if (m instanceof FileActor.DiscardUnwritten d) onDiscardUnwritten(d);
+        else if (m instanceof FileActor.Discard d) onDiscard(d);
         else if (m instanceof FileActor.Extents x) onExtents(x);
         else if (m instanceof FileActor.Held h) onHeld(h);
         else if (m instanceof FileActor.UsePolicy u) onUsePolicy(u);
@@ -633,17 +633,19 @@ final class FileServer implements FileAllocation.Groups, GroupFileProtocol.Asker
         }, replyTo);
     }
 
-    private void onDiscardUnwritten(FileActor.DiscardUnwritten m) {
+    private void onDiscard(FileActor.Discard m) {
         volume.countMessage();
-        AllocationException bad = FileAllocation.checkRange(file, "discardUnwritten", m.logicalBlock(), m.blocks());
+        AllocationException bad = FileAllocation.checkRange(file, m.punch() ? "punchHole" : "discardUnwritten",
+                m.logicalBlock(), m.blocks());
         if (bad != null) {
             m.replyTo().tell(Reply.fail(bad));
             return;
         }
-        // The write that allocated these blocks failed: the stream is broken, so its preallocation goes too.
-        release(file.unwrittenIn(m.logicalBlock(), m.blocks()), () -> {
+        // The write that allocated these blocks failed, or a hole is punched where the stream was: the stream is
+        // broken, so its preallocation goes too (ext4_punch_hole discards it as well).
+        release(file.mappedIn(m.logicalBlock(), m.blocks(), m.punch()), () -> {
             dropPrealloc();
-            file.discardUnwritten(m.logicalBlock(), m.blocks());
+            file.discard(m.logicalBlock(), m.blocks(), m.punch());
         }, m.replyTo());
     }
 

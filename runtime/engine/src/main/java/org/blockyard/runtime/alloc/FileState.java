@@ -40,6 +40,8 @@ public final class FileState {
         WRITTEN,
         /** The unwritten runs in {@code [logical, +blocks)} were unmapped. */
         DISCARDED,
+        /** Every run in {@code [logical, +blocks)}, written or not, was unmapped (a hole punched). */
+        PUNCHED,
         /** Everything at {@code logical} and beyond was unmapped ({@code blocks} is what was). */
         TRUNCATED
     }
@@ -330,21 +332,26 @@ public final class FileState {
 
     /** The extents {@link #markWritten} of {@code [logical, logical + blocks)} would leave; changes nothing. */
     public int extentCountAfterMarkWritten(long logical, long blocks) {
-        return extentCountAfter(logical, logical + blocks, false);
+        return extentCountAfter(logical, logical + blocks, false, false);
     }
 
     /** The extents {@link #discardUnwritten} of {@code [logical, logical + blocks)} would leave; changes nothing. */
     public int extentCountAfterDiscard(long logical, long blocks) {
-        return extentCountAfter(logical, logical + blocks, true);
+        return extentCountAfter(logical, logical + blocks, true, false);
+    }
+
+    /** The extents {@link #punchHole} of {@code [logical, logical + blocks)} would leave; changes nothing. */
+    public int extentCountAfterPunch(long logical, long blocks) {
+        return extentCountAfter(logical, logical + blocks, true, true);
     }
 
     /**
      * The map's size after the unwritten runs in {@code [from, to)} become written, or are unmapped with
-     * {@code discard}: the runs that meet the range or touch its ends are cut at its ends, changed, and merged
-     * where they continue each other in one state, as the change itself leaves them (runs further away keep
-     * their neighbours).
+     * {@code discard} (the written ones too with {@code written}): the runs that meet the range or touch its
+     * ends are cut at its ends, changed, and merged where they continue each other in one state, as the change
+     * itself leaves them (runs further away keep their neighbours).
      */
-    private int extentCountAfter(long from, long to, boolean discard) {
+    private int extentCountAfter(long from, long to, boolean discard, boolean written) {
         Map.Entry<Long, long[]> before = map.lowerEntry(from);
         Long first = before != null && before.getKey() + before.getValue()[BLOCKS] >= from ? before.getKey()
                 : map.ceilingKey(from);
@@ -358,7 +365,7 @@ public final class FileState {
             long[][] pieces = {{l, p, a - l, u}, {a, p + (a - l), b - a, u != 0 && !discard ? 0 : u}, {b, p + (b - l), end - b, u}};
             for (int i = 0; i < 3; i++) {
                 long[] piece = pieces[i];
-                if (piece[2] == 0 || (i == 1 && discard && u != 0)) continue;
+                if (piece[2] == 0 || (i == 1 && discard && (u != 0 || written))) continue;
                 if (last != null && last[0] + last[2] == piece[0] && last[1] + last[2] == piece[1] && last[3] == piece[3]) {
                     last[2] += piece[2];
                 } else {
@@ -372,8 +379,16 @@ public final class FileState {
 
     /** The unwritten runs in {@code [logical, logical + blocks)} as physical extents; changes nothing. */
     public List<Extent> unwrittenIn(long logical, long blocks) {
+        return mappedIn(logical, blocks, false);
+    }
+
+    /**
+     * The unwritten runs in {@code [logical, logical + blocks)} as physical extents, the written ones too with
+     * {@code written}: what {@link #discard} of the range would unmap; changes nothing.
+     */
+    public List<Extent> mappedIn(long logical, long blocks, boolean written) {
         List<Extent> out = new ArrayList<>();
-        for (long[] p : piecesIn(logical, logical + blocks)) if (p[3] != 0) out.add(new Extent(p[1], p[2]));
+        for (long[] p : piecesIn(logical, logical + blocks)) if (written || p[3] != 0) out.add(new Extent(p[1], p[2]));
         return out;
     }
 
@@ -382,21 +397,34 @@ public final class FileState {
      * groups); answers how many blocks were unmapped. Written runs stay.
      */
     public long discardUnwritten(long logical, long blocks) {
-        clearGap(); // a failed write: the caller starts that range afresh
+        return discard(logical, blocks, false);
+    }
+
+    /**
+     * Unmaps every run in {@code [logical, logical + blocks)}, written or not (their blocks are to be freed in
+     * their groups), leaving a hole; answers how many blocks were unmapped.
+     */
+    public long punchHole(long logical, long blocks) {
+        return discard(logical, blocks, true);
+    }
+
+    /** Unmaps the unwritten runs in the range, the written ones too with {@code written}; answers how many blocks. */
+    long discard(long logical, long blocks, boolean written) {
+        clearGap(); // a failed write or a punched hole: the caller starts that range afresh
         long to = logical + blocks, dropped = 0;
         List<long[]> pieces = piecesIn(logical, to);
-        for (long[] p : pieces) if (p[3] != 0) dropped += p[2];
+        for (long[] p : pieces) if (written || p[3] != 0) dropped += p[2];
         if (dropped == 0) return 0;
         tailValid = false;
         splitAt(logical);
         splitAt(to);
-        for (long[] p : pieces) if (p[3] != 0) map.remove(p[0]);
+        for (long[] p : pieces) if (written || p[3] != 0) map.remove(p[0]);
         remergeAround(logical);
         remergeAround(to);
         mappedBlocks -= dropped;
         refreshTail();
         if (lastLogical >= logical) recomputeLast();
-        changed(Change.DISCARDED, logical, -1, blocks);
+        changed(written ? Change.PUNCHED : Change.DISCARDED, logical, -1, blocks);
         return dropped;
     }
 

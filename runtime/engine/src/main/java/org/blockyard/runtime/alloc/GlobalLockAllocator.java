@@ -180,13 +180,22 @@ public final class GlobalLockAllocator extends CallerThreadAllocator {
 
     /** Unmaps and frees the unwritten runs in the range (and the preallocation); answers the blocks freed. */
     public long discardUnwritten(FileState f, long logical, long blocks) {
+        return discard(f, logical, blocks, false);
+    }
+
+    /** Unmaps and frees every run in the range, written or not (and the preallocation); answers the blocks freed. */
+    public long punchHole(FileState f, long logical, long blocks) {
+        return discard(f, logical, blocks, true);
+    }
+
+    private long discard(FileState f, long logical, long blocks, boolean punch) {
         lock.lock();
         try {
-            AllocationException bad = FileAllocation.checkRange(f, "discardUnwritten", logical, blocks);
+            AllocationException bad = FileAllocation.checkRange(f, punch ? "punchHole" : "discardUnwritten", logical, blocks);
             if (bad != null) throw bad;
-            freeAllOrNone(f.unwrittenIn(logical, blocks));
+            freeAllOrNone(f.mappedIn(logical, blocks, punch));
             dropPrealloc(f);
-            return f.discardUnwritten(logical, blocks);
+            return f.discard(logical, blocks, punch);
         } finally {
             lock.unlock();
         }
@@ -290,6 +299,11 @@ public final class GlobalLockAllocator extends CallerThreadAllocator {
     @Override
     public CompletionStage<Long> discardUnwritten(String file, long logicalBlock, long blocks) {
         return done(() -> discardUnwritten(openState(file), logicalBlock, blocks));
+    }
+
+    @Override
+    public CompletionStage<Long> punchHole(String file, long logicalBlock, long blocks) {
+        return done(() -> punchHole(openState(file), logicalBlock, blocks));
     }
 
     @Override

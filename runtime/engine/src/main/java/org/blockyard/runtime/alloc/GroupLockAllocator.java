@@ -265,14 +265,23 @@ public final class GroupLockAllocator extends CallerThreadAllocator {
 
     /** Unmaps and frees the unwritten runs in the range (and the preallocation); answers the blocks freed. */
     public long discardUnwritten(File handle, long logical, long blocks) {
+        return discard(handle, logical, blocks, false);
+    }
+
+    /** Unmaps and frees every run in the range, written or not (and the preallocation); answers the blocks freed. */
+    public long punchHole(File handle, long logical, long blocks) {
+        return discard(handle, logical, blocks, true);
+    }
+
+    private long discard(File handle, long logical, long blocks, boolean punch) {
         handle.lock.lock();
         try {
             FileState f = handle.state;
-            AllocationException bad = FileAllocation.checkRange(f, "discardUnwritten", logical, blocks);
+            AllocationException bad = FileAllocation.checkRange(f, punch ? "punchHole" : "discardUnwritten", logical, blocks);
             if (bad != null) throw bad;
-            freeAllOrNone(f.unwrittenIn(logical, blocks));
+            freeAllOrNone(f.mappedIn(logical, blocks, punch));
             dropPrealloc(f);
-            return f.discardUnwritten(logical, blocks);
+            return f.discard(logical, blocks, punch);
         } finally {
             handle.lock.unlock();
         }
@@ -414,6 +423,11 @@ public final class GroupLockAllocator extends CallerThreadAllocator {
     @Override
     public CompletionStage<Long> discardUnwritten(String file, long logicalBlock, long blocks) {
         return done(() -> onOpen(file, f -> discardUnwritten(f, logicalBlock, blocks)));
+    }
+
+    @Override
+    public CompletionStage<Long> punchHole(String file, long logicalBlock, long blocks) {
+        return done(() -> onOpen(file, f -> punchHole(f, logicalBlock, blocks)));
     }
 
     @Override

@@ -242,15 +242,33 @@ public final class FileStore implements AutoCloseable {
     /**
      * Frees every block of {@code file} from the first whole block at or after {@code byteOffset} to its end,
      * through the same allocator as the writes (on a durable volume, a journal commit that is durable once the
-     * stage completes), and answers how many blocks it freed. The freed range reads as zeros from then on. A
-     * punch in the middle of a file needs the allocator to unmap a written run, which it cannot yet; this is
-     * the hole at a file's end, which it can ({@code ftruncate} down, then up).
+     * stage completes), and answers how many blocks it freed. The freed range reads as zeros from then on: the
+     * hole at a file's end ({@code ftruncate} down, then up); {@link #punchHole} makes one anywhere.
      */
     public CompletionStage<Long> truncate(String file, long byteOffset) {
         if (file == null) return CompletableFuture.failedFuture(noName());
         if (byteOffset < 0)
             return CompletableFuture.failedFuture(new AllocationException.InvalidRequest("truncate at " + byteOffset));
         return allocator.truncate(file, (byteOffset + blockBytes - 1) / blockBytes);
+    }
+
+    /**
+     * Frees every block of {@code file} inside {@code [byteOffset, byteOffset + length)}, written or not
+     * ({@code fallocate(PUNCH_HOLE)}), through the same allocator as the writes (on a durable volume, a journal
+     * commit that is durable once the stage completes), and answers how many blocks it freed. The range is whole
+     * blocks (a partial block at an edge is the caller's to zero); it reads as zeros, and is a hole, from then on.
+     */
+    public CompletionStage<Long> punchHole(String file, long byteOffset, long length) {
+        if (file == null) return CompletableFuture.failedFuture(noName());
+        long logical, blocks;
+        try {
+            logical = checkedBlocks(byteOffset, "offset");
+            blocks = checkedBlocks(length, "punch");
+        } catch (AllocationException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        if (blocks == 0) return CompletableFuture.completedFuture(0L);
+        return allocator.punchHole(file, logical, blocks);
     }
 
     /**

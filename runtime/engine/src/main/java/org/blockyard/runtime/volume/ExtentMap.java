@@ -204,6 +204,7 @@ public final class ExtentMap {
             case MAPPED -> put(logical, physical, blocks, true);
             case WRITTEN -> markWritten(logical, blocks);
             case DISCARDED -> remove(logical, blocks, true);
+            case PUNCHED -> remove(logical, blocks, false);
             case TRUNCATED -> truncate(logical);
         }
     }

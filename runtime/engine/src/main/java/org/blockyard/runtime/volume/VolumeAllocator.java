@@ -154,6 +154,12 @@ public final class VolumeAllocator implements BlockAllocator {
         return file == null ? failed(noName(file)) : durable(file, actors.discardUnwritten(file, logicalBlock, blocks));
     }
 
+    /** Journalled as {@link #discardUnwritten} is: complete once the file's record is durable. */
+    @Override
+    public CompletionStage<Long> punchHole(String file, long logicalBlock, long blocks) {
+        return file == null ? failed(noName(file)) : durable(file, actors.punchHole(file, logicalBlock, blocks));
+    }
+
     @Override
     public CompletionStage<Void> close(String file) {
         return file == null ? failed(noName(file)) : durable(file, actors.close(file));
