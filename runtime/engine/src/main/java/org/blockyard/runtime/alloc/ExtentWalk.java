@@ -50,6 +50,8 @@ final class ExtentWalk {
     private int nextBucket = 32;
     /** Groups asked in the whole-piece pass that had nothing to give (their figures were a guess). */
     private int misses;
+    /** Whether the walk ends with the whole-piece pass (a loan's refill: pieces of one length, never shorter). */
+    private boolean wholePiecesOnly;
 
     /**
      * @param hint preferred first block, or -1 for none; the caller has checked it lies on the volume
@@ -86,6 +88,12 @@ final class ExtentWalk {
         return a;
     }
 
+    /** Ends the walk with its whole-piece pass: no group is asked for split pieces. Answers this walk. */
+    ExtentWalk wholePiecesOnly() {
+        wholePiecesOnly = true;
+        return this;
+    }
+
     /** The next group to ask, or -1 when the request is met or every pass is over. */
     int next() {
         while (remaining > 0) {
@@ -96,7 +104,7 @@ final class ExtentWalk {
                 if (pass == FIT && nextBucket < 32) {
                     bucket = nextBucket;
                     nextBucket = 32;
-                } else if (pass == SPLIT_IGNORING_WINDOWS) {
+                } else if (pass == SPLIT_IGNORING_WINDOWS || wholePiecesOnly) {
                     return -1;
                 } else {
                     pass++;

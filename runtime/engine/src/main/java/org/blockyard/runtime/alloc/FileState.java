@@ -340,7 +340,7 @@ public final class FileState {
         return extentCountAfter(logical, logical + blocks, true, false);
     }
 
-    /** The extents {@link #punchHole} of {@code [logical, logical + blocks)} would leave; changes nothing. */
+    /** The extents a punched hole ({@link #discard} with written runs) of {@code [logical, logical + blocks)} would leave; changes nothing. */
     public int extentCountAfterPunch(long logical, long blocks) {
         return extentCountAfter(logical, logical + blocks, true, true);
     }
@@ -377,11 +377,6 @@ public final class FileState {
         return map.size() - window + after;
     }
 
-    /** The unwritten runs in {@code [logical, logical + blocks)} as physical extents; changes nothing. */
-    public List<Extent> unwrittenIn(long logical, long blocks) {
-        return mappedIn(logical, blocks, false);
-    }
-
     /**
      * The unwritten runs in {@code [logical, logical + blocks)} as physical extents, the written ones too with
      * {@code written}: what {@link #discard} of the range would unmap; changes nothing.
@@ -398,14 +393,6 @@ public final class FileState {
      */
     public long discardUnwritten(long logical, long blocks) {
         return discard(logical, blocks, false);
-    }
-
-    /**
-     * Unmaps every run in {@code [logical, logical + blocks)}, written or not (their blocks are to be freed in
-     * their groups), leaving a hole; answers how many blocks were unmapped.
-     */
-    public long punchHole(long logical, long blocks) {
-        return discard(logical, blocks, true);
     }
 
     /** Unmaps the unwritten runs in the range, the written ones too with {@code written}; answers how many blocks. */

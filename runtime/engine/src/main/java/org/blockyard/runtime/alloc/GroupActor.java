@@ -412,10 +412,7 @@ public final class GroupActor extends AbstractBehavior<GroupActor.Command> {
     private Behavior<Command> onLend(Lend m) {
         volume.countMessage();
         if (m.ask() && m.session().mayBorrow()) { // a refill sent before the volume ran full lends nothing
-            BlockGroup.ExtentClaim c = m.walk().claimFor(group);
-            // Whole pieces only: a loan serves requests of the piece's length, never a shorter remainder.
-            List<Extent> got = state.claimExtents(c.wholeOnly() ? c : new BlockGroup.ExtentClaim(c.wantBlocks(),
-                    c.unitBlocks(), c.maxExtentBlocks(), c.alignBlocks(), c.hint(), c.honourWindows(), true, 0));
+            List<Extent> got = state.claimExtents(m.walk().claimFor(group)); // whole pieces: ExtentWalk.wholePiecesOnly
             m.walk().took(got);
             if (!got.isEmpty()) {
                 long n = blocks(got);

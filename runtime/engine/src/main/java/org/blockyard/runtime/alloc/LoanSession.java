@@ -318,7 +318,7 @@ final class LoanSession implements AllocationSession {
         m.asking = count;
         m.brought = 0;
         long want = piece * count;
-        ExtentWalk walk = new ExtentWalk(volume, want, unit, piece, -1, geometry.groupStart(home));
+        ExtentWalk walk = new ExtentWalk(volume, want, unit, piece, -1, geometry.groupStart(home)).wholePiecesOnly();
         host.groupActors().get(home).tell(new GroupActor.Lend(this, walk, piece, false, 0));
     }
 
