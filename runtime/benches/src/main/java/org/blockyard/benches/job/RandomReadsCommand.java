@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 import com.typesafe.config.Config;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -17,13 +18,12 @@ import picocli.CommandLine.Spec;
 import org.blockyard.api.io.QueueStats;
 import org.blockyard.benches.BadOption;
 import org.blockyard.benches.BenchJson;
-import org.blockyard.benches.DeployOption;
-import org.blockyard.benches.JsonOutput;
 import org.blockyard.benches.Latency;
 import org.blockyard.benches.PlotOption;
 import org.blockyard.benches.Plots;
 import org.blockyard.benches.Report;
 import org.blockyard.benches.io.IoBench;
+import org.blockyard.benches.io.IoBenchOptions;
 import org.blockyard.runtime.io.IoSettings;
 import org.blockyard.runtime.io.SimulatedDisk;
 
@@ -47,50 +47,29 @@ public final class RandomReadsCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--elevator", paramLabel = "NAME",
-            description = "Elevator id or alias, such as none (noop) or mq-deadline (deadline) (default: the job file's, "
-                    + "deadline and anticipatory). A name that is not registered is an error.")
-    String elevator;
+    @Mixin
+    IoBenchOptions o;
 
-    @Option(names = "--all", description = "Run every registered elevator, not only the job file's.")
-    boolean all;
-
-    @Option(names = "--device", paramLabel = "sim", description = "Device under the queue: the job file's is sim, the only one allowed.")
-    String device;
-
-    @Option(names = "--seed", paramLabel = "N", description = "Seed for placement of the reads (default: the job file's, else 1).")
-    Long seed;
-
-    @Option(names = "--seconds", paramLabel = "N", description = "Virtual seconds per run (default: the job file's runtime, 10).")
+    @Option(names = "--seconds", paramLabel = "N",
+            description = "Virtual seconds per run (default: the job file's runtime, 10).")
     Integer seconds;
 
-    @Option(names = "--readers", paramLabel = "N", description = "Independent readers (default: the job file's numjobs, 16).")
+    @Option(names = "--readers", paramLabel = "N",
+            description = "Independent readers (default: the job file's numjobs, 16).")
     Integer readers;
 
     @Option(names = "--think-us", paramLabel = "N",
-            description = "Microseconds a reader thinks between a completion and its next read (default: the job file's thinktime, 500).")
+            description = "Microseconds a reader thinks between a completion and its next read (default: the job "
+                    + "file's thinktime, 500).")
     Long thinkMicros;
 
     @Option(names = "--span-percent", paramLabel = "P",
-            description = "Part of the disk the reads fall in, from its start, 1 to 100 (default: the job file's size, half the disk).")
+            description = "Part of the disk the reads fall in, from its start, 1 to 100 (default: the job file's size, "
+                    + "half the disk).")
     Integer spanPercent;
 
-    @Option(names = "--config", paramLabel = "FILE", description = "Configuration layered over the defaults.")
-    Path configFile;
-
-    @Option(names = "--builtin-only",
-            description = "Run without the plugin elevators (anticipatory, cfq, fifo and --deploy's): asking for one is an error.")
-    boolean builtinOnly;
-
-    @Mixin
-    DeployOption deploy;
-
-    @Option(names = "--trace", paramLabel = "FILE",
-            description = "Write a binary blktrace of the first elevator's run to FILE (read it with: blkparse -i - < FILE).")
-    Path trace;
-
-    @Mixin
-    JsonOutput output;
+    @Option(names = "--all", description = "Run every registered elevator, not only the job file's.")
+    boolean all;
 
     @Mixin
     PlotOption plot;
@@ -105,9 +84,10 @@ public final class RandomReadsCommand implements Callable<Integer> {
         if (thinkMicros != null) BadOption.atLeast("--think-us", thinkMicros, 0);
         if (spanPercent != null && (spanPercent < 1 || spanPercent > 100))
             throw new BadOption("--span-percent", spanPercent, "must be from 1 to 100");
+        String elevator = o.elevator(), device = o.device();
         if (all && elevator != null) throw new BadOption("--all", "--elevator " + elevator, "give --all or --elevator, not both");
         Path plots = plot.directory();
-        Config config = deploy.applyTo(BadOption.config(configFile));
+        Config config = o.config();
 
         String fileDevice = Workload.shipped(JOB_FILE, Map.of()).device();
         if (device != null) {
@@ -118,7 +98,7 @@ public final class RandomReadsCommand implements Callable<Integer> {
         long capacityBytes = new SimulatedDisk(IoSettings.fromConfig(config).disk()).capacitySectors() * 512;
         Map<String, Workload.Val> keys = new LinkedHashMap<>();
         if (elevator != null) keys.put("elevator", new Workload.Val("--elevator", elevator));
-        if (seed != null) keys.put("seed", new Workload.Val("--seed", seed));
+        if (given("--seed")) keys.put("seed", new Workload.Val("--seed", o.seed()));
         if (seconds != null) keys.put("runtime", new Workload.Val("--seconds", seconds + "s"));
         if (readers != null) keys.put("numjobs", new Workload.Val("--readers", readers));
         if (thinkMicros != null) keys.put("thinktime", new Workload.Val("--think-us", thinkMicros + "us"));
@@ -128,12 +108,12 @@ public final class RandomReadsCommand implements Callable<Integer> {
 
         List<WorkloadRun.Group> groups;
         Map<String, Object> traced = new LinkedHashMap<>();
-        try (IoBench bench = new IoBench(config, null, w.device(), builtinOnly, trace)) {
+        try (IoBench bench = new IoBench(config, null, w.device(), o.builtinOnly(), o.trace())) {
             List<String> names = all ? bench.setup.registry().ids()
                     : w.elevators().isEmpty() ? List.of(bench.setup.requestedElevator()) : w.elevators();
-            for (String e : names) IoBench.checkElevator(bench.setup, e, builtinOnly);
+            for (String e : names) IoBench.checkElevator(bench.setup, e, o.builtinOnly());
             groups = new WorkloadRun(w, config, bench, names).run();
-            bench.putTrace(traced, trace);
+            bench.putTrace(traced, o.trace());
         }
         List<Map<String, Object>> results = new ArrayList<>();
         for (WorkloadRun.Group g : groups) results.add(row(g));
@@ -143,7 +123,7 @@ public final class RandomReadsCommand implements Callable<Integer> {
         if (dl != null && as != null && dl > 0) summary.put("anticipatory_over_deadline", Math.round(as / dl * 1000) / 1000.0);
         summary.putAll(traced);
 
-        java.io.PrintStream table = output.tables();
+        java.io.PrintStream table = o.json().tables();
         Report.table(table, results, COLUMNS);
         if (summary.containsKey("anticipatory_over_deadline"))
             table.println("anticipatory / deadline: " + summary.get("anticipatory_over_deadline"));
@@ -151,8 +131,8 @@ public final class RandomReadsCommand implements Callable<Integer> {
         if (plots != null)
             table.println("plot: " + Plots.latencyCdf(plots, "randomreads-latency-cdf", "randomreads: read latency (clat), "
                     + job.numjobs() + " readers", "simulated ms", results, r -> (String) r.get("elevator"), "latency_cdf_ms"));
-        if (trace != null && results.size() > 1)
-            System.err.println("note: --trace " + trace + " holds the first elevator's run only");
+        if (o.trace() != null && results.size() > 1)
+            System.err.println("note: --trace " + o.trace() + " holds the first elevator's run only");
 
         Map<String, Object> doc = BenchJson.document(spec, results, summary);
         @SuppressWarnings("unchecked")
@@ -164,8 +144,14 @@ public final class RandomReadsCommand implements Callable<Integer> {
         parameters.put("span_percent", Latency.round(100.0 * job.sizeBytes() / capacityBytes));
         parameters.putAll(w.toMap());
         parameters.put("elevator", groups.stream().map(WorkloadRun.Group::elevator).toList());
-        BenchJson.write(output.target(), doc);
+        BenchJson.write(o.json().target(), doc);
         return 0;
+    }
+
+    /** Whether {@code option} was on the command line (rather than its default). */
+    private boolean given(String option) {
+        CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
+        return parsed != null && parsed.hasMatchedOption(option);
     }
 
     /** An elevator's row, from its group: the readers' reads and their raw latency, the queue's and the disk's figures. */
