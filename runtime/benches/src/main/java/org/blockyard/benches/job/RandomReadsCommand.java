@@ -43,6 +43,8 @@ import org.blockyard.runtime.io.SimulatedDisk;
 public final class RandomReadsCommand implements Callable<Integer> {
     /** The job file this command runs, in config/jobs and on the class path. */
     static final String JOB_FILE = "randomreads.conf";
+    /** The longest time a job file's runtime takes: a year. */
+    static final int MAX_SECONDS = 365 * 86_400;
 
     @Spec
     CommandSpec spec;
@@ -51,7 +53,7 @@ public final class RandomReadsCommand implements Callable<Integer> {
     IoBenchOptions o;
 
     @Option(names = "--seconds", paramLabel = "N",
-            description = "Virtual seconds per run (default: the job file's runtime, 10).")
+            description = "Virtual seconds per run, at most a year (default: the job file's runtime, 10).")
     Integer seconds;
 
     @Option(names = "--readers", paramLabel = "N",
@@ -79,7 +81,7 @@ public final class RandomReadsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (seconds != null) BadOption.atLeast("--seconds", seconds, 1);
+        if (seconds != null) BadOption.within("--seconds", seconds, 1, MAX_SECONDS);
         if (readers != null) BadOption.atLeast("--readers", readers, 1);
         if (thinkMicros != null) BadOption.atLeast("--think-us", thinkMicros, 0);
         if (spanPercent != null && (spanPercent < 1 || spanPercent > 100))
@@ -99,9 +101,10 @@ public final class RandomReadsCommand implements Callable<Integer> {
         Map<String, Workload.Val> keys = new LinkedHashMap<>();
         if (elevator != null) keys.put("elevator", new Workload.Val("--elevator", elevator));
         if (given("--seed")) keys.put("seed", new Workload.Val("--seed", o.seed()));
-        if (seconds != null) keys.put("runtime", new Workload.Val("--seconds", seconds + "s"));
+        // A plain number is in the key's own unit (runtime: seconds; thinktime: microseconds), as the options are.
+        if (seconds != null) keys.put("runtime", new Workload.Val("--seconds", seconds));
         if (readers != null) keys.put("numjobs", new Workload.Val("--readers", readers));
-        if (thinkMicros != null) keys.put("thinktime", new Workload.Val("--think-us", thinkMicros + "us"));
+        if (thinkMicros != null) keys.put("thinktime", new Workload.Val("--think-us", thinkMicros));
         if (spanPercent != null) // whole 4 KiB blocks, as the reads are
             keys.put("size", new Workload.Val("--span-percent", capacityBytes / 4096 * spanPercent / 100 * 4096));
         Workload w = Workload.shipped(JOB_FILE, keys);
