@@ -126,6 +126,11 @@ public final class Latency {
         return raw.getValueAtPercentile(p) / 1000.0;
     }
 
+    /** The raw samples' mean. */
+    public double meanMicros() {
+        return raw.getMean() / 1000.0;
+    }
+
     public double maxMicros() {
         return raw.getMaxValue() / 1000.0;
     }
@@ -189,6 +194,11 @@ public final class Latency {
     /** The raw samples' distribution in microseconds, as {@link #cdf} gives it. */
     public List<List<Double>> cdfMicros() {
         return cdf(raw, 1000);
+    }
+
+    /** The raw samples' distribution in units of {@code nanosPerUnit} ({@code 1e6}: milliseconds). */
+    public List<List<Double>> cdf(double nanosPerUnit) {
+        return cdf(raw, nanosPerUnit);
     }
 
     /**

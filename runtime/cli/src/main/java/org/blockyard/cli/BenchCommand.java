@@ -34,7 +34,7 @@ public final class BenchCommand implements Runnable {
         all.put("dio", new org.blockyard.benches.io.DioBench());
         all.put("streaming", new org.blockyard.benches.io.StreamingBench());
         all.put("metadata", new org.blockyard.benches.io.MetadataBench());
-        all.put("randomreads", new org.blockyard.benches.io.RandomReadsBench());
+        all.put("randomreads", new org.blockyard.benches.job.RandomReadsCommand());
         all.put("volume", new org.blockyard.benches.VolumeBenchCommand());
         all.put("crash", new org.blockyard.benches.CrashBenchCommand());
         all.put("powerloss", new org.blockyard.benches.PowerLossCommand());

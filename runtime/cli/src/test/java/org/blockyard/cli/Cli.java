@@ -11,18 +11,22 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Supplier;
+
+import picocli.CommandLine;
 
 /**
- * {@code ./blockyard ARGS} in this JVM, as the launcher runs it ({@link Main#commandLine}), with standard output
- * and standard error captured (picocli's and the commands' own {@code System.out} and {@code System.err}), each
- * run within a deadline.
+ * {@code ./blockyard ARGS} in this JVM, as the launcher runs it ({@link Main#commandLine}, or the launcher's own
+ * command line), with standard output and standard error captured (picocli's and the commands' own
+ * {@code System.out} and {@code System.err}), each run within a deadline. The launcher's tests use it too (this
+ * module's test-jar).
  */
-final class Cli {
+public final class Cli {
     private Cli() {}
 
-    record Run(String command, int code, String out, String err) {
+    public record Run(String command, int code, String out, String err) {
         /** The one line on standard error, checked to be one line, with no stack trace. */
-        String line() {
+        public String line() {
             List<String> lines = err.lines().toList();
             assertEquals(1, lines.size(), command + ": one line on standard error:\n" + err);
             assertFalse(err.contains("\tat ") || err.contains("Exception"), command + ": no stack trace: " + err);
@@ -35,18 +39,24 @@ final class Cli {
     }
 
     static Run run(Duration deadline, String... args) {
-        String command = String.join(" ", args);
-        return assertTimeoutPreemptively(deadline, () -> execute(command, args), () -> command + " did not return within " + deadline);
+        return run(Main::commandLine, deadline, args);
     }
 
-    private static Run execute(String command, String... args) {
+    /** {@code args} on the command line {@code commandLine} makes, within {@code deadline}. */
+    public static Run run(Supplier<CommandLine> commandLine, Duration deadline, String... args) {
+        String command = String.join(" ", args);
+        return assertTimeoutPreemptively(deadline, () -> execute(commandLine, command, args),
+                () -> command + " did not return within " + deadline);
+    }
+
+    private static Run execute(Supplier<CommandLine> commandLine, String command, String... args) {
         PrintStream savedOut = System.out, savedErr = System.err;
         ByteArrayOutputStream out = new ByteArrayOutputStream(), err = new ByteArrayOutputStream();
         try {
             PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8), e = new PrintStream(err, true, StandardCharsets.UTF_8);
             System.setOut(o);
             System.setErr(e);
-            int code = Main.commandLine().setOut(new PrintWriter(o, true)).setErr(new PrintWriter(e, true)).execute(args);
+            int code = commandLine.get().setOut(new PrintWriter(o, true)).setErr(new PrintWriter(e, true)).execute(args);
             return new Run(command, code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
         } finally {
             System.setOut(savedOut);

@@ -9,6 +9,7 @@ import java.time.Duration;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import org.blockyard.cli.Cli;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -25,7 +26,7 @@ class BenchPluginNamesTest {
 
     @Test
     void anUnknownElevatorIsOneLineListingEveryInstalledOne() {
-        CommandLineErrorsTest.Run r = assertTimeoutPreemptively(LIMIT, () -> CommandLineErrorsTest.run("bench", "run",
+        Cli.Run r = assertTimeoutPreemptively(LIMIT, () -> CommandLineErrorsTest.run("bench", "run",
                 "--rw=read", "--size=4k", "--device=sim", "--elevator", "sstf"));
         assertEquals(2, r.code());
         assertEquals("", r.out());
@@ -36,7 +37,7 @@ class BenchPluginNamesTest {
     @Test
     void theHostsSwapRunsShippedPluginsItsBundleEventsDoNotBring() throws Exception {
         Path json = dir.resolve("swap.json");
-        CommandLineErrorsTest.Run r = assertTimeoutPreemptively(LIMIT, () -> CommandLineErrorsTest.run("bench", "swap",
+        Cli.Run r = assertTimeoutPreemptively(LIMIT, () -> CommandLineErrorsTest.run("bench", "swap",
                 "--elevators", "noop,cfq", "--policies", "reservation,mballoc", "--seconds", "1", "--swaps", "12",
                 "--writers", "1", "--file-size", "1MiB", "--no-warmup", "--quiet", "--json", json.toString()));
         assertEquals(0, r.code(), r.err());

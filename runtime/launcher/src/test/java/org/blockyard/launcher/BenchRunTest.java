@@ -14,6 +14,7 @@ import java.util.stream.Stream;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import org.blockyard.cli.Cli;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,7 +30,7 @@ class BenchRunTest {
     @TempDir
     static Path dir;
 
-    static CommandLineErrorsTest.Run run(String... args) {
+    static Cli.Run run(String... args) {
         return CommandLineErrorsTest.run(args);
     }
 
@@ -115,7 +116,7 @@ class BenchRunTest {
                   { name = files, ioengine = files, size = 1MiB, numjobs = 2 }
                 ]
                 """);
-        CommandLineErrorsTest.Run r = run("bench", "run", file.toString(), "--quiet", "--json", "-", "--volume_size=128MiB");
+        Cli.Run r = run("bench", "run", file.toString(), "--quiet", "--json", "-", "--volume_size=128MiB");
         assertEquals(0, r.code(), r.err());
         assertEquals("", r.err(), "--quiet: nothing on standard error");
         JsonNode doc = only(r.out());

@@ -4,15 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.stream.Stream;
 
+import org.blockyard.cli.Cli;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,28 +28,15 @@ class CommandLineErrorsTest {
     static Path dir;
     static Path malformed, image;
 
-    record Run(int code, String out, String err) {}
-
     @BeforeAll
     static void files() throws Exception {
         malformed = Files.writeString(dir.resolve("bad.conf"), "blockyard { io {\n");
         image = Files.writeString(dir.resolve("image.img"), "not a volume");
     }
 
-    /** Runs {@code args} as {@code ./blockyard} would, with standard output and error captured. */
-    static Run run(String... args) {
-        PrintStream savedOut = System.out, savedErr = System.err;
-        ByteArrayOutputStream out = new ByteArrayOutputStream(), err = new ByteArrayOutputStream();
-        try {
-            PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8), e = new PrintStream(err, true, StandardCharsets.UTF_8);
-            System.setOut(o);
-            System.setErr(e);
-            int code = Launcher.commandLine().setOut(new PrintWriter(o, true)).setErr(new PrintWriter(e, true)).execute(args);
-            return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(savedOut);
-            System.setErr(savedErr);
-        }
+    /** Runs {@code args} as {@code ./blockyard} would, with standard output and error captured, within two minutes. */
+    static Cli.Run run(String... args) {
+        return Cli.run(Launcher::commandLine, Duration.ofMinutes(2), args);
     }
 
     /** The command line, the option the message must name, and the value it must quote. */
@@ -102,6 +87,10 @@ class CommandLineErrorsTest {
                 wrong("--elevator", "anticipatory", "bench", "streaming", "--elevator", "anticipatory", "--builtin-only"),
                 wrong("--device", "mem", "bench", "metadata", "--device", "mem"),
                 wrong("--span-percent", "0", "bench", "randomreads", "--span-percent", "0"),
+                wrong("--device", "mem", "bench", "randomreads", "--device", "mem"),
+                wrong("--seconds", "2147483647", "bench", "randomreads", "--seconds", "2147483647"),
+                wrong("--readers", "5000", "bench", "randomreads", "--readers", "5000"),
+                wrong("--all", "--elevator noop", "bench", "randomreads", "--all", "--elevator", "noop"),
                 wrong("--writers", "0", "demo", "--writers", "0"),
                 wrong("--file-size", "0", "demo", "--file-size", "0"),
                 wrong("NAME", "foo", "scheduler", "foo"),
@@ -123,7 +112,7 @@ class CommandLineErrorsTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("wrongValues")
     void aWrongValueIsOneLineNamingTheOptionAndExitCodeTwo(List<String> args, String option, String value) {
-        Run r = run(args.toArray(String[]::new));
+        Cli.Run r = run(args.toArray(String[]::new));
         assertEquals(2, r.code(), "exit code; stderr: " + r.err());
         List<String> lines = r.err().lines().toList();
         assertEquals(1, lines.size(), "one line on standard error:\n" + r.err());
@@ -137,7 +126,7 @@ class CommandLineErrorsTest {
 
     @Test
     void debugAddsTheStackTrace() {
-        Run r = run("bench", "tiobench", "--debug", "--policy", "foo");
+        Cli.Run r = run("bench", "tiobench", "--debug", "--policy", "foo");
         assertEquals(2, r.code());
         assertTrue(r.err().lines().count() > 3 && r.err().contains("\tat "), r.err());
     }
@@ -149,7 +138,7 @@ class CommandLineErrorsTest {
             for (String flag : List.of("-V", "--version")) {
                 List<String> args = new java.util.ArrayList<>(cmd);
                 args.add(flag);
-                Run r = run(args.toArray(String[]::new));
+                Cli.Run r = run(args.toArray(String[]::new));
                 assertEquals(0, r.code(), String.join(" ", args));
                 assertTrue(r.out().startsWith("Blockyard "), String.join(" ", args) + ": " + r.out());
             }
@@ -158,16 +147,16 @@ class CommandLineErrorsTest {
 
     @Test
     void theLinuxNamesOfTheElevatorsAreAliases() {
-        Run none = run("scheduler", "none");
+        Cli.Run none = run("scheduler", "none");
         assertEquals(0, none.code(), none.err());
         assertTrue(none.out().contains("none (noop) is available; nothing was changed"), none.out());
-        Run mq = run("scheduler", "mq-deadline");
+        Cli.Run mq = run("scheduler", "mq-deadline");
         assertTrue(mq.out().contains("mq-deadline (deadline) is available"), mq.out());
     }
 
     @Test
     void aBlockSizeIsASizeLikeAnyOther() {
-        Run r = run("mkfs", dir.resolve("k.img").toString(), "--size", "64Mi", "--block-size", "4KiB",
+        Cli.Run r = run("mkfs", dir.resolve("k.img").toString(), "--size", "64Mi", "--block-size", "4KiB",
                 "--blocks-per-group", "4096", "--journal-blocks", "256", "--file-table-blocks", "64");
         assertEquals(0, r.code(), r.err());
         assertTrue(r.out().contains("16384 blocks of 4096 bytes"), r.out());
@@ -175,7 +164,7 @@ class CommandLineErrorsTest {
 
     @Test
     void zeroIsAValidOffset() {
-        Run r = run("bench", "dio", "--offset", "0", "--length", "64KiB");
+        Cli.Run r = run("bench", "dio", "--offset", "0", "--length", "64KiB");
         assertEquals(0, r.code(), r.err());
         assertTrue(r.out().contains("sector_granular_segments"), r.out());
     }

@@ -12,6 +12,7 @@ import java.util.Set;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import org.blockyard.cli.Cli;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -56,7 +57,7 @@ class JsonOutputTest {
 
     @Test
     void anAllocatorBenchPutsOnlyJsonOnStandardOutputAndItsTableOnStandardError() throws Exception {
-        CommandLineErrorsTest.Run r = CommandLineErrorsTest.run("bench", "tiobench", "--writers", "2", "--file-size", "1MiB",
+        Cli.Run r = CommandLineErrorsTest.run("bench", "tiobench", "--writers", "2", "--file-size", "1MiB",
                 "--policy", "reservation,global-lock", "--no-warmup", "--quiet", "--json", "-");
         assertEquals(0, r.code(), r.err());
         JsonNode doc = only(r.out());
@@ -68,7 +69,7 @@ class JsonOutputTest {
 
     @Test
     void anIoBenchPutsOnlyJsonOnStandardOutput() throws Exception {
-        CommandLineErrorsTest.Run r = CommandLineErrorsTest.run("bench", "dio", "--offset", "0", "--length", "64KiB",
+        Cli.Run r = CommandLineErrorsTest.run("bench", "dio", "--offset", "0", "--length", "64KiB",
                 "--elevator", "mq-deadline", "--json", "-");
         assertEquals(0, r.code(), r.err());
         JsonNode doc = only(r.out());
@@ -80,7 +81,7 @@ class JsonOutputTest {
 
     @Test
     void outputFormatJsonPutsOnlyJsonOnStandardOutputForAnAllocatorBenchAndAnIoBench() throws Exception {
-        CommandLineErrorsTest.Run extents = CommandLineErrorsTest.run("bench", "extents", "--shape", "aging,random-2m",
+        Cli.Run extents = CommandLineErrorsTest.run("bench", "extents", "--shape", "aging,random-2m",
                 "--allocator", "global-lock", "--volume-size", "512MiB", "--unit", "64KiB", "--rounds", "2",
                 "--overwrite", "0.2", "--no-warmup", "--output-format", "json");
         assertEquals(0, extents.code(), extents.err());
@@ -90,7 +91,7 @@ class JsonOutputTest {
         assertEquals(3, doc.get("results").get(1).get("score_v3_by_round").size(), "the first fill and two rounds");
         assertTrue(extents.err().contains("free extents after random-2m"), "tables and histograms went to standard error");
 
-        CommandLineErrorsTest.Run streaming = CommandLineErrorsTest.run("bench", "streaming", "--seconds", "2",
+        Cli.Run streaming = CommandLineErrorsTest.run("bench", "streaming", "--seconds", "2",
                 "--output-format", "json");
         assertEquals(0, streaming.code(), streaming.err());
         JsonNode row = only(streaming.out()).get("results").get(0);
@@ -101,7 +102,7 @@ class JsonOutputTest {
     @Test
     void aFileGetsTheSameDocumentAndStandardOutputTheTable() throws Exception {
         Path file = dir.resolve("r.json");
-        CommandLineErrorsTest.Run r = CommandLineErrorsTest.run("bench", "randomreads", "--seconds", "1",
+        Cli.Run r = CommandLineErrorsTest.run("bench", "randomreads", "--seconds", "1",
                 "--json", file.toString());
         assertEquals(0, r.code(), r.err());
         assertTrue(r.out().contains("reads_per_s"), r.out());

@@ -43,4 +43,38 @@ public final class IoBenchOptions {
 
     @Option(names = "--config", paramLabel = "FILE", description = "Configuration layered over the defaults.")
     Path config;
+
+    // For a bench outside this package (bench randomreads, a job file) that takes the same options.
+
+    /** The elevator asked for, or null. */
+    public String elevator() {
+        return elevator;
+    }
+
+    /** The device asked for, or null. */
+    public String device() {
+        return device;
+    }
+
+    public long seed() {
+        return seed;
+    }
+
+    public JsonOutput json() {
+        return json;
+    }
+
+    /** The blktrace file, or null. */
+    public Path trace() {
+        return trace;
+    }
+
+    public boolean builtinOnly() {
+        return builtinOnly;
+    }
+
+    /** The configuration file (null: the defaults) with the plugin folders of {@code --deploy}. */
+    public com.typesafe.config.Config config() {
+        return deploy.applyTo(org.blockyard.benches.BadOption.config(config));
+    }
 }

@@ -85,11 +85,37 @@ record Workload(String source, String device, String filename, Long deviceSizeBy
      * as given on the command line: {@code --bs=4k} is {@code bs -> 4k}) laid over its {@code global}.
      */
     static Workload read(Path file, Map<String, String> options) {
-        String name = file == null ? "options" : String.valueOf(file.getFileName());
+        Map<String, Val> given = new LinkedHashMap<>();
+        options.forEach((k, v) -> given.put(k, new Val("--" + k, v)));
+        return file == null ? read(null, null, null, given)
+                : read(String.valueOf(file.getFileName()), file.toString(), parse(file), given);
+    }
+
+    /**
+     * A job file shipped as a class-path resource (config/jobs in this module's jar: {@code randomreads.conf}),
+     * with {@code options} (key to its value, labelled as the command line gave it) laid over its {@code global}.
+     */
+    static Workload shipped(String jobFile, Map<String, Val> options) {
+        java.net.URL url = Workload.class.getResource("jobs/" + jobFile);
+        if (url == null) throw new IllegalStateException("the shipped job file " + jobFile + " is not on the class path");
+        Config c;
+        try {
+            c = ConfigFactory.parseURL(url, ConfigParseOptions.defaults().setAllowMissing(false)).resolve();
+        } catch (ConfigException e) {
+            throw new IllegalStateException("the shipped job file " + jobFile + " does not parse", e);
+        }
+        return read(jobFile, "config/jobs/" + jobFile, c, options);
+    }
+
+    /**
+     * @param name    the file's name in messages, or null without a file
+     * @param source  where it comes from, for the JSON's parameters
+     * @param options each key's value and the option it came from ({@code --bs}), each checked on its own
+     */
+    private static Workload read(String name, String source, Config c, Map<String, Val> options) {
         Map<String, Val> global = new LinkedHashMap<>();
         List<Map<String, Val>> jobs = new ArrayList<>();
-        if (file != null) {
-            Config c = parse(file);
+        if (c != null) {
             for (Map.Entry<String, ConfigValue> e : c.root().entrySet()) {
                 String key = e.getKey();
                 if (!key.equals("global") && !key.equals("jobs"))
@@ -98,7 +124,7 @@ record Workload(String source, String device, String filename, Long deviceSizeBy
             }
             if (c.hasPath("global")) global.putAll(section(name, "global", c.root().get("global"), true));
             if (!c.hasPath("jobs"))
-                throw new BadOption(name, file, "has no jobs = [ { name = ..., ... } ] (docs/jobs.md)");
+                throw new BadOption(name, source, "has no jobs = [ { name = ..., ... } ] (docs/jobs.md)");
             ConfigValue list = c.root().get("jobs");
             if (list.valueType() != ConfigValueType.LIST)
                 throw new BadOption(where(name, list, "jobs"), text(list), "must be a list of jobs: jobs = [ { name = ..., ... } ]");
@@ -121,12 +147,11 @@ record Workload(String source, String device, String filename, Long deviceSizeBy
         }
         // Options: each checked on its own first, so that a wrong one is an error even where no job would use it.
         Map<String, Val> jobOptions = new LinkedHashMap<>();
-        for (Map.Entry<String, String> o : options.entrySet()) {
+        for (Map.Entry<String, Val> o : options.entrySet()) {
             String key = o.getKey().replace('-', '_');
-            String label = "--" + o.getKey();
+            Val v = o.getValue();
             if (!GLOBAL_KEYS.contains(key) && !JOB_KEYS.contains(key))
-                throw new BadOption(label, o.getValue(), "unknown option" + suggest(key, true));
-            Val v = new Val(label, o.getValue());
+                throw v.bad("unknown option" + suggest(key, true));
             check(key, v);
             if (GLOBAL_KEYS.contains(key)) global.put(key, v);
             else jobOptions.put(key, v);
@@ -145,7 +170,7 @@ record Workload(String source, String device, String filename, Long deviceSizeBy
         }
         List<JobSpec> specs = new ArrayList<>();
         for (Map<String, Val> j : jobs) specs.add(job(j, global, jobOptions));
-        return new Workload(file == null ? "options" : file.toString(),
+        return new Workload(c == null ? "options" : source,
                 global.containsKey("device") ? oneOf(global.get("device"), DEVICES) : null,
                 global.containsKey("filename") ? global.get("filename").text() : null,
                 global.containsKey("device_size") ? sectors(global.get("device_size")) : null,

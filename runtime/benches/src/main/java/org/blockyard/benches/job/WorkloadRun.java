@@ -219,8 +219,15 @@ final class WorkloadRun {
      * A group's rows (a row per job, then the total) and its total row alone.
      *
      * @param elevator null when the group has no queue jobs
+     * @param queue    the queue's figures at the end, with the elevator that ran; null without queue jobs
+     * @param clones   what each clone counted, in the order of the jobs
      */
-    record Group(String elevator, List<Map<String, Object>> rows, Map<String, Object> total) {}
+    record Group(String elevator, List<Map<String, Object>> rows, Map<String, Object> total, QueueStats queue,
+                 List<JobStats> clones) {
+        Group(String elevator, List<Map<String, Object>> rows, Map<String, Object> total) {
+            this(elevator, rows, total, null, List.of());
+        }
+    }
 
     /** Runs every group; an image file the run created is removed at the end, one that was there stays. */
     List<Group> run() throws Exception {
@@ -245,6 +252,7 @@ final class WorkloadRun {
         Simulation sim = null;
         BlockDevice device = null;
         Map<String, Object> total = Report.row();
+        QueueStats qs = null;
         try {
             long freeAtStart = 0;
             if (volume != null) {
@@ -308,7 +316,7 @@ final class WorkloadRun {
             await(done, () -> all.stream().mapToLong(s -> s.ops.get()).sum(), bench.settings.submitTimeout());
             total.put("job", "total");
             if (device != null) {
-                QueueStats qs = sim != null ? sim.stats() : AskPattern.<QueueActor.Command, QueueStats>ask(io,
+                qs = sim != null ? sim.stats() : AskPattern.<QueueActor.Command, QueueStats>ask(io,
                         QueueActor.GetStats::new, bench.settings.submitTimeout(), io.scheduler()).toCompletableFuture()
                         .get(bench.settings.submitTimeout().toMillis(), TimeUnit.MILLISECONDS);
                 IoBench.putQueueStats(total, qs);
@@ -338,7 +346,7 @@ final class WorkloadRun {
         total.put("cpu_s", Latency.round(cpu / 1e9));
         total.put("cpu_pct", Math.round(1000.0 * cpu / wall / Runtime.getRuntime().availableProcessors()) / 10.0);
         String ran = queueJobs() ? elevator : null; // without queue jobs no elevator takes part
-        return new Group(ran, rows(ran, all, total, sim == null), total);
+        return new Group(ran, rows(ran, all, total, sim == null), total, qs, List.copyOf(all));
     }
 
     /**

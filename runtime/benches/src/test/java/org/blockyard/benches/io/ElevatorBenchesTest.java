@@ -82,7 +82,7 @@ class ElevatorBenchesTest {
     @Test
     public void randomReadsReportTheRatioOfAnticipatoryOverDeadline() throws Exception {
         Path j = dir.resolve("r.json");
-        run(new RandomReadsBench(), "--seconds", "2", "--json", j.toString());
+        run(new org.blockyard.benches.job.RandomReadsCommand(), "--seconds", "2", "--json", j.toString());
         JsonNode out = json(j);
         assertEquals(2, out.get("results").size());
         assertTrue(out.get("summary").get("anticipatory_over_deadline").asDouble() > 0);

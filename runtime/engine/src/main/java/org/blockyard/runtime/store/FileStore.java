@@ -160,6 +160,29 @@ public final class FileStore implements AutoCloseable {
         return bytes / blockBytes;
     }
 
+    /** What a call does with its range once checked: the first logical block and the number of blocks. */
+    @FunctionalInterface
+    private interface InBlocks<T> {
+        CompletionStage<T> apply(long logical, long blocks);
+    }
+
+    /**
+     * {@code then} over {@code [byteOffset, + length)} as whole blocks; a stage failed with an
+     * {@code InvalidRequest} instead when the file has no name or the range is not whole blocks ({@code what}
+     * names the length in the message: write, read, punch).
+     */
+    private <T> CompletionStage<T> inBlocks(String file, long byteOffset, long length, String what, InBlocks<T> then) {
+        if (file == null) return CompletableFuture.failedFuture(noName());
+        long logical, blocks;
+        try {
+            logical = checkedBlocks(byteOffset, "offset");
+            blocks = checkedBlocks(length, what);
+        } catch (AllocationException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return then.apply(logical, blocks);
+    }
+
     /**
      * Writes {@code data} (whole blocks) at {@code byteOffset}, allocating the blocks it needs. The blocks
      * it allocates stay unwritten (they read as zeros) until the data is on the device; then they are
@@ -168,16 +191,13 @@ public final class FileStore implements AutoCloseable {
      * the allocator's or the device's error. What is durable once it completes: the class comment.
      */
     public CompletionStage<Void> write(String file, long byteOffset, ByteBuffer data) {
-        if (file == null) return CompletableFuture.failedFuture(noName());
-        if (data == null)
+        if (file != null && data == null)
             return CompletableFuture.failedFuture(new AllocationException.InvalidRequest("write of no data (a null buffer)"));
-        long logical, blocks;
-        try {
-            logical = checkedBlocks(byteOffset, "offset");
-            blocks = checkedBlocks(data.remaining(), "write");
-        } catch (AllocationException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+        return inBlocks(file, byteOffset, data == null ? 0 : data.remaining(), "write",
+                (logical, blocks) -> writeBlocks(file, logical, blocks, data));
+    }
+
+    private CompletionStage<Void> writeBlocks(String file, long logical, long blocks, ByteBuffer data) {
         if (blocks == 0) return CompletableFuture.completedFuture(null);
         ByteBuffer src = data.duplicate();
         RunCollector mapping = new RunCollector(file, logical, blocks, true);
@@ -212,14 +232,10 @@ public final class FileStore implements AutoCloseable {
 
     /** Reads {@code length} bytes (whole blocks) at {@code byteOffset}; holes and unwritten blocks read as zeros. */
     public CompletionStage<ByteBuffer> read(String file, long byteOffset, int length) {
-        if (file == null) return CompletableFuture.failedFuture(noName());
-        long logical, blocks;
-        try {
-            logical = checkedBlocks(byteOffset, "offset");
-            blocks = checkedBlocks(length, "read");
-        } catch (AllocationException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+        return inBlocks(file, byteOffset, length, "read", (logical, blocks) -> readBlocks(file, logical, blocks, length));
+    }
+
+    private CompletionStage<ByteBuffer> readBlocks(String file, long logical, long blocks, int length) {
         ByteBuffer out = ByteBuffer.allocate(length);
         if (blocks == 0) return CompletableFuture.completedFuture(out);
         return new RunCollector(file, logical, blocks, false).collect().thenCompose(runs -> {
@@ -259,16 +275,8 @@ public final class FileStore implements AutoCloseable {
      * blocks (a partial block at an edge is the caller's to zero); it reads as zeros, and is a hole, from then on.
      */
     public CompletionStage<Long> punchHole(String file, long byteOffset, long length) {
-        if (file == null) return CompletableFuture.failedFuture(noName());
-        long logical, blocks;
-        try {
-            logical = checkedBlocks(byteOffset, "offset");
-            blocks = checkedBlocks(length, "punch");
-        } catch (AllocationException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        if (blocks == 0) return CompletableFuture.completedFuture(0L);
-        return allocator.punchHole(file, logical, blocks);
+        return inBlocks(file, byteOffset, length, "punch", (logical, blocks) -> blocks == 0
+                ? CompletableFuture.completedFuture(0L) : allocator.punchHole(file, logical, blocks));
     }
 
     /**

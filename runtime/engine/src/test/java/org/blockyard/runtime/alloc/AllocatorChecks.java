@@ -1,90 +1,28 @@
 package org.blockyard.runtime.alloc;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
-
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.List;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 
 import org.blockyard.api.alloc.AllocationException;
 import org.blockyard.api.alloc.Extent;
-import org.blockyard.api.alloc.Geometry;
 
-/** Waiting on stages, and the allocator's invariants as one check. */
+/**
+ * The engine's tests' names for the testkit's {@link org.blockyard.testkit.AllocatorChecks} (compiled into these
+ * tests from runtime/testkit/src/checks/java): one definition of the waits and the invariants for the engine and
+ * the plugins alike.
+ */
 final class AllocatorChecks {
     private AllocatorChecks() {}
 
     static <T> T await(CompletionStage<T> stage) {
-        try {
-            return stage.toCompletableFuture().get(60, TimeUnit.SECONDS);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException r) throw r;
-            throw new IllegalStateException(e.getCause());
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
+        return org.blockyard.testkit.AllocatorChecks.await(stage);
     }
 
-    /** The error a refused call completed with. */
     static <E extends AllocationException> E refused(Class<E> type, CompletionStage<?> stage) {
-        try {
-            stage.toCompletableFuture().get(60, TimeUnit.SECONDS);
-        } catch (ExecutionException | CompletionException e) {
-            return assertInstanceOf(type, e.getCause(), "refused with the wrong error");
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-        return fail("expected " + type.getSimpleName() + ", but the call succeeded");
+        return org.blockyard.testkit.AllocatorChecks.refused(type, stage);
     }
 
-    /**
-     * Checks, on consistent snapshots of every group: no block owned twice; every owned block is used
-     * and no system-zone block is owned; free plus owned equals the data blocks; each group's free count
-     * equals its bitmap; windows never overlap and never leave their group.
-     */
     static void checkInvariants(ActorBlockAllocator allocator, Collection<Extent> owned) {
-        Geometry g = allocator.geometry();
-        List<GroupActor.Snapshot> snaps = await(allocator.inspectAll());
-        List<Extent> sorted = new ArrayList<>(owned);
-        sorted.sort(null);
-        long ownedBlocks = 0;
-        for (int i = 0; i < sorted.size(); i++) {
-            Extent e = sorted.get(i);
-            if (i > 0) assertTrue(sorted.get(i - 1).end() <= e.start(),
-                    "blocks owned twice: " + sorted.get(i - 1) + " and " + e);
-            ownedBlocks += e.blocks();
-            for (long b = e.start(); b < e.end(); b++) {
-                assertFalse(g.isSystemZone(b), "system-zone block " + b + " was handed out in " + e);
-                GroupActor.Snapshot s = snaps.get(g.groupOf(b));
-                assertTrue(s.bitmap().isUsed((int) (b - s.start())), "owned block " + b + " is free in the bitmap");
-            }
-        }
-        long free = 0;
-        for (GroupActor.Snapshot s : snaps) {
-            long counted = 0;
-            int dataFrom = (int) (s.firstDataBlock() - s.start()), dataTo = (int) (s.end() - s.start());
-            for (int b = dataFrom; b < dataTo; b++) if (!s.bitmap().isUsed(b)) counted++;
-            assertEquals(counted, s.freeBlocks(), "group " + s.group() + " free count differs from its bitmap");
-            for (int b = 0; b < dataFrom; b++)
-                assertTrue(s.bitmap().isUsed(b), "system-zone block " + (s.start() + b) + " is marked free");
-            free += s.freeBlocks();
-            Extent prev = null;
-            for (GroupActor.WindowInfo w : s.windows()) {
-                Extent e = w.extent();
-                assertTrue(e.start() >= s.firstDataBlock() && e.end() <= s.end(),
-                        "window " + e + " leaves group " + s.group());
-                if (prev != null) assertTrue(prev.end() <= e.start(), "windows overlap: " + prev + " and " + e);
-                prev = e;
-            }
-        }
-        assertEquals(g.dataBlocks(), free + ownedBlocks, "free + allocated != capacity");
+        org.blockyard.testkit.AllocatorChecks.checkInvariants(allocator, owned);
     }
 }
