@@ -194,8 +194,8 @@ final class Mmp implements AutoCloseable {
             sleep(wait);
             if (lost != null) {
                 stopUpdater();
-                throw new VolumeException.InUse(image + " was opened by " + lostTo + " while this open waited"
-                        + " (multi-mount protection): it has the volume");
+                throw new VolumeException.InUse(lostTo == null ? lost : image + " was opened by " + lostTo
+                        + " while this open waited (multi-mount protection): it has the volume");
             }
             return;
         }
