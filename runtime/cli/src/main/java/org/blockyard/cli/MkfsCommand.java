@@ -68,6 +68,14 @@ public final class MkfsCommand implements Callable<Integer> {
         int stripe;
     }
 
+    @Option(names = "--mmp", description = "Multi-mount protection (as ext4's): for an image that several hosts "
+            + "reach; every open waits about twice the interval to see that no other host holds the volume.")
+    boolean mmp;
+
+    @Option(names = "--mmp-interval", paramLabel = "MS", description = "With --mmp: how often, in milliseconds, the "
+            + "holder updates its MMP block (default 5000).")
+    Integer mmpInterval;
+
     @Option(names = "--config", paramLabel = "FILE", description = "Configuration layered over the defaults.")
     Path config;
 
@@ -88,6 +96,8 @@ public final class MkfsCommand implements Callable<Integer> {
         if (bpg < 64 || bpg % 64 != 0) throw new BadOption("--blocks-per-group", bpg, "must be a positive multiple of 64");
         if (journalBlocks != null) BadOption.atLeast("--journal-blocks", journalBlocks, 1);
         BadOption.atLeast("--file-table-blocks", table, 1);
+        if (mmpInterval != null && !mmp) throw new BadOption("--mmp-interval", mmpInterval, "needs --mmp");
+        if (mmpInterval != null) BadOption.atLeast("--mmp-interval", mmpInterval, 1);
         long rest = total % bpg;
         int sysPerGroup = Geometry.of(bs, Math.max(total, bpg), bpg).systemBlocksPerGroup();
         if (total > bpg && rest != 0 && rest <= sysPerGroup + 64) total -= rest; // a last group of nothing but its system zone
@@ -109,8 +119,9 @@ public final class MkfsCommand implements Callable<Integer> {
         }
         int journal = journalBlocks != null ? journalBlocks
                 : Layout.defaultJournalBlocks(bs, total, bpg, table, c.getInt("blockyard.volume.journal-blocks"));
-        Layout layout = Layout.make(bs, total, bpg, table, journal, stride, stripe);
-        Superblock sb = Volume.mkfs(image, layout, force);
+        Layout layout = Layout.make(bs, total, bpg, table, journal, stride, stripe, mmp);
+        Superblock sb = Volume.mkfs(image, layout, force,
+                mmpInterval != null ? mmpInterval : Superblock.DEFAULT_MMP_INTERVAL_MILLIS);
         Geometry g = layout.geometry();
         List<String> backups = new ArrayList<>();
         for (int grp = 1; grp < g.groups(); grp++) if (Layout.hasBackup(grp)) backups.add(Integer.toString(grp));
@@ -123,6 +134,9 @@ public final class MkfsCommand implements Callable<Integer> {
                 layout.journalStart(), layout.journalStart() + layout.journalBlocks() - 1);
         if (g.stripeBlocks() > 0 || g.strideBlocks() > 0)
             System.out.printf("  stride %d blocks, stripe width %d blocks%n", g.strideBlocks(), g.stripeBlocks());
+        if (layout.mmp())
+            System.out.printf("  multi-mount protection: block %d, updated every %d ms%n", layout.mmpBlock(),
+                    sb.mmpIntervalMillis());
         if (hintNote != null) System.out.println("  " + hintNote);
         System.out.printf("  uuid %s%n", sb.uuid());
         return 0;

@@ -87,6 +87,24 @@ class VolumeCommandsTest {
     }
 
     @Test
+    void mkfsWithMultiMountProtectionAndItsBadOptions() throws Exception {
+        String image = dir.resolve("mmp.img").toString();
+        Run mkfs = run("mkfs", image, "--size", "64MiB", "--blocks-per-group", "4096", "--journal-blocks", "256",
+                "--mmp", "--mmp-interval", "100");
+        assertEquals(0, mkfs.code(), mkfs.err());
+        assertTrue(mkfs.out().contains("multi-mount protection: block 1283, updated every 100 ms"), mkfs.out());
+        Run fsck = run("fsck", image);
+        assertEquals(0, fsck.code(), fsck.err() + fsck.out());
+        Run alone = run("mkfs", dir.resolve("n.img").toString(), "--size", "64MiB", "--mmp-interval", "100");
+        assertEquals(2, alone.code());
+        assertTrue(alone.err().startsWith("blockyard mkfs: --mmp-interval"), alone.err());
+        assertTrue(alone.err().contains("needs --mmp"), alone.err());
+        Run zero = run("mkfs", dir.resolve("z.img").toString(), "--size", "64MiB", "--mmp", "--mmp-interval", "0");
+        assertEquals(2, zero.code());
+        assertEquals(1, zero.err().lines().count(), zero.err());
+    }
+
+    @Test
     void badInputIsOneLineOnStandardErrorWithExitCodeTwo() throws Exception {
         Path junk = dir.resolve("junk.img");
         Files.write(junk, new byte[8192]);

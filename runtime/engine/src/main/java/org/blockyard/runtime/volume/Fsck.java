@@ -36,7 +36,7 @@ import org.blockyard.runtime.volume.VolumeException.Structure;
 public final class Fsck {
     public enum Kind {
         SUPERBLOCK, BACKUP_SUPERBLOCK, JOURNAL, DESCRIPTOR_CHECKSUM, BITMAP_CHECKSUM, FILE_TABLE_CHECKSUM,
-        OUT_OF_RANGE, SYSTEM_ZONE_FREE, SYSTEM_ZONE_OWNED, OWNED_TWICE, OWNED_BUT_FREE, LEAK, WRONG_FREE_COUNT
+        OUT_OF_RANGE, SYSTEM_ZONE_FREE, SYSTEM_ZONE_OWNED, OWNED_TWICE, OWNED_BUT_FREE, LEAK, WRONG_FREE_COUNT, MMP
     }
 
     /** One problem: pass, kind, and a sentence naming the file, logical block, physical block or structure. */
@@ -89,9 +89,38 @@ public final class Fsck {
         // Held before any descriptor is opened (a refusal must not close one: ImageLock says why): alone for a
         // repair, beside other read-only looks for a check.
         try (ImageLock held = repair ? ImageLock.exclusive(image, false) : ImageLock.shared(image)) {
-            return new Fsck(repair).run(image, held.channel());
+            Mmp mmp = watchMmp(held, image, repair);
+            try {
+                return new Fsck(repair).run(image, held.channel());
+            } finally {
+                if (mmp != null) mmp.release();
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("fsck " + image + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * On a volume with multi-mount protection: a check is refused while another host holds the volume (its MMP
+     * block moves); a repair takes the block as an open does, and gives it back clean at its end. A superblock or
+     * MMP block that fails its checks is left to the passes, which report it (and a repair rewrites it).
+     */
+    private static Mmp watchMmp(ImageLock held, Path image, boolean repair) throws IOException {
+        Superblock sb;
+        try {
+            sb = Volume.readSuperblock(held.channel(), image);
+        } catch (VolumeException.Corrupt e) {
+            return null;
+        }
+        if (!sb.mmp()) return null;
+        try {
+            if (!repair) {
+                Mmp.checkIdle(held, sb);
+                return null;
+            }
+            return Mmp.take(held, sb, Mmp.holderName("fsck --repair " + image), why -> {});
+        } catch (VolumeException.Corrupt e) {
+            return null;
         }
     }
 
@@ -106,6 +135,9 @@ public final class Fsck {
             throw new UncheckedIOException("fsck " + image + ": " + e.getMessage(), e);
         }
     }
+
+    /** The MMP block failed its checks: a repair writes it clean. */
+    private boolean mmpBad;
 
     private void problem(int pass, Kind kind, String what, boolean fixable) {
         problems.add(new Problem(pass, kind, what, repair && fixable));
@@ -145,6 +177,14 @@ public final class Fsck {
             }
         }
         if (!sb.clean()) notes.add("note: the volume was not closed cleanly");
+        if (sb.mmp()) {
+            try {
+                Mmp.decode(Volume.read(ch, layout.mmpBlock() * bs, bs), sb.uuidBytes(), layout.mmpBlock());
+            } catch (VolumeException.Corrupt e) {
+                problem(1, Kind.MMP, e.getMessage(), true);
+                mmpBad = true;
+            }
+        }
         Metadata.BlockReader disk = b -> {
             try {
                 return Volume.read(ch, b * bs, bs);
@@ -376,6 +416,7 @@ public final class Fsck {
         }
         for (int group = 1; group < g.groups(); group++)
             if (Layout.hasBackup(group)) out.write(sb.copyIn(group).encode(), layout.headerBlock(group) * bs);
+        if (mmpBad) out.write(Mmp.clean(sb), layout.mmpBlock() * bs); // no holder could be seen: none is left
         out.force();
         out.write(sb.withState(clean, sb.mounts()).copyIn(0).encode(), 0);
         out.force();

@@ -16,6 +16,8 @@ import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 
+import com.sun.nio.file.ExtendedOpenOption;
+
 /**
  * The images this process holds, each with its one channel and the lock on it against other processes.
  *
@@ -59,6 +61,9 @@ final class ImageLock implements AutoCloseable {
         int holders = 1;
         /** The last holder is closing the channel: the image is still held (its descriptor open) until it is gone. */
         boolean closing;
+        /** A second descriptor with O_DIRECT, opened on first need, closed just before {@link #channel}. */
+        FileChannel direct;
+        boolean directTried;
 
         Held(Object key, FileChannel channel, boolean shared) {
             this.key = key;
@@ -152,6 +157,29 @@ final class ImageLock implements AutoCloseable {
     }
 
     /**
+     * A descriptor of the image opened with {@code O_DIRECT} (read and write when exclusive), for reads that must
+     * see what another host wrote rather than this host's page cache (the multi-mount protection block); null
+     * where the file system refuses {@code O_DIRECT} (tmpfs). Opened once per hold and closed with the hold,
+     * just before its channel: closing it earlier would drop this process's lock. Never to be closed by its user.
+     */
+    FileChannel direct() {
+        synchronized (LOCK) {
+            if (!held.directTried) {
+                held.directTried = true;
+                try {
+                    held.direct = held.shared
+                            ? FileChannel.open(image, StandardOpenOption.READ, ExtendedOpenOption.DIRECT)
+                            : FileChannel.open(image, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                            ExtendedOpenOption.DIRECT);
+                } catch (UnsupportedOperationException | IOException e) {
+                    held.direct = null;
+                }
+            }
+            return held.direct;
+        }
+    }
+
+    /**
      * Gives the hold back; the last holder's closes the channel and so drops the lock. Once only; later calls do
      * nothing. The entry goes only once the channel is closed: no new holder can open a channel of the image and
      * lock it while this close is still to come, and have its lock dropped by it. The close itself runs outside
@@ -167,6 +195,7 @@ final class ImageLock implements AutoCloseable {
             held.closing = true;
         }
         try {
+            if (held.direct != null) closeQuietly(held.direct);
             closeQuietly(held.channel);
         } finally {
             synchronized (LOCK) {

@@ -690,6 +690,15 @@ public final class Journal {
         acks.shutdown();
     }
 
+    /**
+     * Stops at once as {@link #abandon} does, and from now on every waiter and every call fails with {@code why}
+     * (another host took the volume): nothing more is written or acknowledged.
+     */
+    void fence(Throwable why) {
+        if (failure == null) failure = why;
+        abandon();
+    }
+
     /** Stops at once, committing nothing more (a crash, for tests): waiters still pending fail. */
     void abandon() {
         abandoned = true;

@@ -10,10 +10,11 @@ import org.blockyard.api.alloc.Geometry;
  * Where every metadata structure of a volume lives (docs/volume-format.md). Every group starts with a header
  * block (the superblock in group 0, a backup copy in groups 1 and the powers of 3, 5 and 7, as ext2's
  * sparse_super; unused elsewhere) and its block bitmap. Group 0 then holds the group descriptor table, the
- * file table and the journal; together they are {@link Geometry#journalBlocks()}, the extra system zone of
+ * file table, the journal and, on a volume with multi-mount protection ({@code mmpBlocks} 1), the MMP block
+ * right after the journal; together they are {@link Geometry#journalBlocks()}, the extra system zone of
  * group 0. All of it is system zone: never handed out.
  */
-public record Layout(Geometry geometry, int gdtBlocks, int fileTableBlocks, int journalBlocks) {
+public record Layout(Geometry geometry, int gdtBlocks, int fileTableBlocks, int journalBlocks, int mmpBlocks) {
     public static final int DESCRIPTOR_BYTES = 32;
     /** Bytes of a file-table block before its extents: magic, checksum, ids, counts and the name. */
     public static final int TABLE_HEADER_BYTES = 256;
@@ -27,24 +28,40 @@ public record Layout(Geometry geometry, int gdtBlocks, int fileTableBlocks, int 
                 + " blocks is too small: at least 8 (a superblock and one transaction of a few blocks)");
         if (geometry.blockSizeBytes() < 1024)
             throw new IllegalArgumentException("a volume needs blocks of at least 1024 bytes (the superblock is 1 KiB)");
+        if (mmpBlocks != 0 && mmpBlocks != 1)
+            throw new IllegalArgumentException("a volume has one multi-mount protection block or none, not " + mmpBlocks);
+    }
+
+    /** A layout without multi-mount protection. */
+    public Layout(Geometry geometry, int gdtBlocks, int fileTableBlocks, int journalBlocks) {
+        this(geometry, gdtBlocks, fileTableBlocks, journalBlocks, 0);
     }
 
     /** The layout mkfs makes for a volume of {@code totalBlocks}. */
     public static Layout make(int blockSize, long totalBlocks, int blocksPerGroup, int fileTableBlocks,
                               int journalBlocks, int strideBlocks, int stripeBlocks) {
+        return make(blockSize, totalBlocks, blocksPerGroup, fileTableBlocks, journalBlocks, strideBlocks, stripeBlocks,
+                false);
+    }
+
+    /** As {@link #make(int, long, int, int, int, int, int)}; with {@code mmp}, a multi-mount protection block too. */
+    public static Layout make(int blockSize, long totalBlocks, int blocksPerGroup, int fileTableBlocks,
+                              int journalBlocks, int strideBlocks, int stripeBlocks, boolean mmp) {
         Geometry plain = Geometry.of(blockSize, totalBlocks, blocksPerGroup);
         if ((long) blocksPerGroup / 8 > (long) (plain.systemBlocksPerGroup() - 1) * blockSize)
             throw new IllegalArgumentException("a group of " + blocksPerGroup + " blocks needs a bitmap of "
                     + blocksPerGroup / 8 + " bytes, more than whole " + blockSize + "-byte blocks hold: use a multiple of "
                     + blockSize * 8L + " blocks per group, or at most " + blockSize * 8L);
         int gdt = (int) (((long) plain.groups() * DESCRIPTOR_BYTES + blockSize - 1) / blockSize);
-        long extra = (long) gdt + fileTableBlocks + journalBlocks;
+        int mmpBlocks = mmp ? 1 : 0;
+        long extra = (long) gdt + fileTableBlocks + journalBlocks + mmpBlocks;
         if (plain.systemBlocksPerGroup() + extra >= blocksPerGroup)
             throw new IllegalArgumentException("group 0 of " + blocksPerGroup + " blocks cannot hold its bitmap, "
                     + gdt + " descriptor blocks, a file table of " + fileTableBlocks + " blocks and a journal of "
-                    + journalBlocks + " blocks: use bigger groups or a smaller journal");
+                    + journalBlocks + " blocks" + (mmp ? " and a multi-mount protection block" : "")
+                    + ": use bigger groups or a smaller journal");
         Geometry g = plain.withJournal((int) extra).withStripe(strideBlocks, stripeBlocks);
-        return new Layout(g, gdt, fileTableBlocks, journalBlocks);
+        return new Layout(g, gdt, fileTableBlocks, journalBlocks, mmpBlocks);
     }
 
     /**
@@ -101,6 +118,17 @@ public record Layout(Geometry geometry, int gdtBlocks, int fileTableBlocks, int 
 
     public long journalStart() {
         return fileTableStart() + fileTableBlocks;
+    }
+
+    /** Whether the volume has multi-mount protection (an MMP block, {@link #mmpBlock()}). */
+    public boolean mmp() {
+        return mmpBlocks == 1;
+    }
+
+    /** The multi-mount protection block: right after the journal, the last of group 0's extra system zone. */
+    public long mmpBlock() {
+        if (!mmp()) throw new IllegalStateException("this volume has no multi-mount protection block");
+        return journalStart() + journalBlocks;
     }
 
     /** Descriptors per block of the table. */
@@ -180,6 +208,7 @@ public record Layout(Geometry geometry, int gdtBlocks, int fileTableBlocks, int 
         if (block < fileTableStart()) return "group descriptors";
         if (block < journalStart()) return "file table";
         if (block < journalStart() + journalBlocks) return "journal";
+        if (mmp() && block == mmpBlock()) return "multi-mount protection";
         return "system zone";
     }
 

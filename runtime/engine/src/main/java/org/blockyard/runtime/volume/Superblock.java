@@ -14,9 +14,11 @@ import org.blockyard.api.alloc.Geometry;
  * @param clean    true when the volume was closed cleanly (nothing to recover); false while it is open
  * @param mounts   times opened read-write
  * @param copyOf   the group this copy sits in (0 for the primary)
+ * @param mmpIntervalMillis with multi-mount protection, how often its holder updates the MMP block; else 0
  */
 public record Superblock(Layout layout, UUID uuid, int featuresCompat, int featuresIncompat, int featuresRoCompat,
-                         boolean clean, int mounts, long createdSeconds, long writtenSeconds, int copyOf) {
+                         boolean clean, int mounts, long createdSeconds, long writtenSeconds, int copyOf,
+                         int mmpIntervalMillis) {
     public static final byte[] MAGIC = "BLKYARD1".getBytes(StandardCharsets.US_ASCII);
     /**
      * The format version this code writes and reads. Version 2: a free file-table slot is written with the
@@ -32,7 +34,15 @@ public record Superblock(Layout layout, UUID uuid, int featuresCompat, int featu
      * know it would read that block's stale bytes, so it must refuse the volume.
      */
     public static final int INCOMPAT_JOURNAL = 1, INCOMPAT_EXTENTS = 2, INCOMPAT_UNINIT_BITMAPS = 4;
-    public static final int KNOWN_INCOMPAT = INCOMPAT_JOURNAL | INCOMPAT_EXTENTS | INCOMPAT_UNINIT_BITMAPS;
+    /**
+     * Multi-mount protection (ext4's {@code MMP}): a block whose holder bumps a sequence number at an interval, so
+     * an opener on another host sees the volume in use. Incompatible: a reader that does not know it would open a
+     * volume another host has open.
+     */
+    public static final int INCOMPAT_MMP = 8;
+    public static final int KNOWN_INCOMPAT = INCOMPAT_JOURNAL | INCOMPAT_EXTENTS | INCOMPAT_UNINIT_BITMAPS | INCOMPAT_MMP;
+    /** The interval an MMP holder updates at unless mkfs is told another (ext4's default, 5 s). */
+    public static final int DEFAULT_MMP_INTERVAL_MILLIS = 5000;
     /** Compatible feature: backup superblocks in sparse groups. */
     public static final int COMPAT_SPARSE_SUPER = 1;
 
@@ -42,18 +52,33 @@ public record Superblock(Layout layout, UUID uuid, int featuresCompat, int featu
     }
 
     public static Superblock fresh(Layout layout) {
+        return fresh(layout, DEFAULT_MMP_INTERVAL_MILLIS);
+    }
+
+    /** A new volume's superblock; {@code mmpIntervalMillis} counts only when the layout has an MMP block. */
+    public static Superblock fresh(Layout layout, int mmpIntervalMillis) {
         long now = System.currentTimeMillis() / 1000;
-        return new Superblock(layout, UUID.randomUUID(), COMPAT_SPARSE_SUPER, KNOWN_INCOMPAT, 0, true, 0, now, now, 0);
+        int incompat = KNOWN_INCOMPAT & ~(layout.mmp() ? 0 : INCOMPAT_MMP);
+        if (layout.mmp() && mmpIntervalMillis < 1)
+            throw new IllegalArgumentException("the multi-mount protection interval must be at least 1 ms: "
+                    + mmpIntervalMillis);
+        return new Superblock(layout, UUID.randomUUID(), COMPAT_SPARSE_SUPER, incompat, 0, true, 0, now, now, 0,
+                layout.mmp() ? mmpIntervalMillis : 0);
+    }
+
+    /** Whether this volume has multi-mount protection. */
+    public boolean mmp() {
+        return (featuresIncompat & INCOMPAT_MMP) != 0;
     }
 
     public Superblock withState(boolean clean, int mounts) {
         return new Superblock(layout, uuid, featuresCompat, featuresIncompat, featuresRoCompat, clean, mounts,
-                createdSeconds, System.currentTimeMillis() / 1000, copyOf);
+                createdSeconds, System.currentTimeMillis() / 1000, copyOf, mmpIntervalMillis);
     }
 
     public Superblock copyIn(int group) {
         return new Superblock(layout, uuid, featuresCompat, featuresIncompat, featuresRoCompat, clean, mounts,
-                createdSeconds, writtenSeconds, group);
+                createdSeconds, writtenSeconds, group, mmpIntervalMillis);
     }
 
     public byte[] uuidBytes() {
@@ -77,6 +102,7 @@ public record Superblock(Layout layout, UUID uuid, int featuresCompat, int featu
         System.arraycopy(uuidBytes(), 0, b, 100, 16);
         o.putInt(116, clean ? 1 : 0).putInt(120, mounts).putLong(124, createdSeconds).putLong(132, writtenSeconds);
         o.putInt(140, copyOf);
+        if (layout.mmp()) o.putLong(144, layout.mmpBlock()).putInt(152, mmpIntervalMillis);
         o.putInt(1020, Layout.crc(b, 0, 1020));
         return b;
     }
@@ -112,10 +138,14 @@ public record Superblock(Layout layout, UUID uuid, int featuresCompat, int featu
         try {
             Geometry g = new Geometry(o.getInt(24), o.getLong(32), o.getInt(28), o.getInt(40), o.getInt(44),
                     o.getInt(92), o.getInt(96));
-            layout = new Layout(g, o.getInt(56), o.getInt(72), o.getInt(88));
+            boolean mmp = (incompat & INCOMPAT_MMP) != 0;
+            layout = new Layout(g, o.getInt(56), o.getInt(72), o.getInt(88), mmp ? 1 : 0);
             if (layout.gdtStart() != o.getLong(48) || layout.fileTableStart() != o.getLong(64)
                     || layout.journalStart() != o.getLong(80)
-                    || (long) layout.gdtBlocks() + layout.fileTableBlocks() + layout.journalBlocks() != g.journalBlocks()
+                    || mmp && (layout.mmpBlock() != o.getLong(144) || o.getInt(152) < 1)
+                    || !mmp && (o.getLong(144) != 0 || o.getInt(152) != 0)
+                    || (long) layout.gdtBlocks() + layout.fileTableBlocks() + layout.journalBlocks()
+                    + layout.mmpBlocks() != g.journalBlocks()
                     || (long) layout.gdtBlocks() * layout.descriptorsPerBlock() < g.groups()
                     || g.systemBlocksPerGroup() != Geometry.of(g.blockSizeBytes(), g.totalBlocks(), g.blocksPerGroup())
                     .systemBlocksPerGroup())
@@ -126,6 +156,6 @@ public record Superblock(Layout layout, UUID uuid, int featuresCompat, int featu
         }
         long msb = ByteBuffer.wrap(b, 100, 16).getLong(), lsb = ByteBuffer.wrap(b, 108, 8).getLong();
         return new Superblock(layout, new UUID(msb, lsb), o.getInt(12), incompat, o.getInt(20), o.getInt(116) == 1,
-                o.getInt(120), o.getLong(124), o.getLong(132), o.getInt(140));
+                o.getInt(120), o.getLong(124), o.getLong(132), o.getInt(140), o.getInt(152));
     }
 }

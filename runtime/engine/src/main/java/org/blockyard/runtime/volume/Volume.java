@@ -79,6 +79,11 @@ public final class Volume implements AutoCloseable {
     /** The io context the journal's requests carry (files' data carry their writers'). */
     static final long JOURNAL_OWNER = -2;
     private boolean closed;
+    /** With multi-mount protection, the hold on its block; else null. */
+    private Mmp mmp;
+    private final Fence fence = new Fence();
+    /** The close wrote everything and marked the volume clean: the MMP block is written clean too. */
+    private boolean cleanClose;
 
     /** What opening found and did. */
     public record Recovery(boolean wasClean, int transactionsReplayed, int blocksReplayed, String logEnd,
@@ -104,7 +109,15 @@ public final class Volume implements AutoCloseable {
      * system. A new, sparse or zero-filled file (truncate, fallocate) is taken as it is.
      */
     public static Superblock mkfs(Path image, Layout layout, boolean force) {
-        Superblock sb = Superblock.fresh(layout);
+        return mkfs(image, layout, force, Superblock.DEFAULT_MMP_INTERVAL_MILLIS);
+    }
+
+    /**
+     * As {@link #mkfs(Path, Layout, boolean)}; on a layout with multi-mount protection, its holders update the
+     * MMP block every {@code mmpIntervalMillis}.
+     */
+    public static Superblock mkfs(Path image, Layout layout, boolean force, int mmpIntervalMillis) {
+        Superblock sb = Superblock.fresh(layout, mmpIntervalMillis);
         Geometry g = layout.geometry();
         int bs = g.blockSizeBytes();
         try (ImageLock held = ImageLock.exclusive(image, true)) {
@@ -122,6 +135,7 @@ public final class Volume implements AutoCloseable {
             byte[] zero = new byte[bs];
             for (int i = 1; i < layout.journalBlocks(); i++) write(ch, zero, (layout.journalStart() + i) * bs);
             write(ch, Journal.superBlock(layout, sb.uuidBytes(), 1, 0), layout.journalStart() * bs);
+            if (layout.mmp()) write(ch, Mmp.clean(sb), layout.mmpBlock() * bs);
             for (int group = 1; group < g.groups(); group++)
                 if (Layout.hasBackup(group)) write(ch, sb.copyIn(group).encode(), layout.headerBlock(group) * bs);
             ch.force(true);
@@ -237,7 +251,7 @@ public final class Volume implements AutoCloseable {
         // lock of a volume this process has open on it (ImageLock says why).
         ImageLock held = ImageLock.exclusive(image, false);
         try {
-            Volume v = new Volume(image, held.channel(), config, settings, io, memoryOnly, device);
+            Volume v = new Volume(image, held, config, settings, io, memoryOnly, device);
             v.hold = held;
             return v;
         } catch (RuntimeException | Error e) {
@@ -246,14 +260,17 @@ public final class Volume implements AutoCloseable {
         }
     }
 
-    private Volume(Path image, FileChannel ch, Config config, Journal.Settings settings, IoSettings io,
+    private Volume(Path image, ImageLock held, Config config, Journal.Settings settings, IoSettings io,
                    Consumer<BlockGroup> memoryOnly, UnaryOperator<BlockDevice> deviceView) {
         long t0 = System.nanoTime();
+        FileChannel ch = held.channel();
         this.image = image;
         this.channel = ch;
         this.config = config;
         try {
             Superblock sb = readSuperblock(ch, image);
+            // Before anything is written (a replay, the superblock's state): another host may have it open.
+            if (sb.mmp()) mmp = Mmp.take(held, sb, Mmp.holderName("volume " + image), this::lostToAnotherHost);
             Layout layout = sb.layout();
             int bs = layout.blockSize();
             Metadata.BlockReader disk = b -> {
@@ -299,7 +316,7 @@ public final class Volume implements AutoCloseable {
             // From here on the journal writes through the volume's block-I/O queue: its log as SYNC requests,
             // its checkpoints as META, each commit closed by a FLUSH. Recovery above wrote directly, as a
             // mount replays its journal before the file system runs.
-            this.device = deviceView.apply(new FileDevice(ch, layout.geometry().bytes())); // no descriptor of its own
+            this.device = fence.over(deviceView.apply(new FileDevice(ch, layout.geometry().bytes()))); // no descriptor of its own
             this.deviceTimeoutNanos = io.setup().deviceTimeoutNanos();
             QueueLimits l = io.setup().limits();
             QueueSetup setup = io.setup().withLimits(new QueueLimits(l.maxSectors(), l.logicalBlockBytes(),
@@ -314,7 +331,11 @@ public final class Volume implements AutoCloseable {
             this.recovery = new Recovery(wasClean, replay.transactions(), overlay.size(), replay.stoppedBecause(),
                     fixed[0], fixed[1], System.nanoTime() - t0);
         } catch (IOException e) {
+            releaseMmp();
             throw new UncheckedIOException("open " + image + ": " + e.getMessage(), e);
+        } catch (RuntimeException | Error e) {
+            releaseMmp();
+            throw e;
         }
     }
 
@@ -402,11 +423,42 @@ public final class Volume implements AutoCloseable {
         }
     }
 
+    /** An open that failed after taking the MMP block gives it back clean: it wrote nothing that needs a holder. */
+    private void releaseMmp() {
+        if (mmp == null) return;
+        try {
+            mmp.release();
+        } catch (RuntimeException ignored) {
+            // left as it is: the next opener waits and sees it stand still
+        }
+    }
+
+    /**
+     * Another host took the volume (its multi-mount protection block holds another's number): nothing more may
+     * be written here. The device refuses every request from now on, then the journal stops, failing every call
+     * that waits for it and every later one with the reason.
+     */
+    private void lostToAnotherHost(String why) {
+        fence.close(why);
+        Journal j = journal;
+        if (j != null) j.fence(new VolumeException.InUse(why));
+    }
+
     /** Stops the actors, commits and checkpoints everything, frees what only memory held, marks the volume clean. */
     @Override
     public synchronized void close() {
         if (closed) return;
         closed = true;
+        if (fence.reason() != null) { // another host has it: write nothing, as a crash would
+            journal.abandon();
+            try {
+                stopIo();
+            } catch (RuntimeException ignored) {
+                // the device refuses everything now
+            }
+            release();
+            throw new VolumeException.InUse(fence.reason());
+        }
         try {
             // The journal's last commits and checkpoints go straight to the image: the queue closes now.
             journal.writeThrough(LogWriter.direct(channel));
@@ -420,6 +472,7 @@ public final class Volume implements AutoCloseable {
             superblock = superblock.withState(true, superblock.mounts());
             write(channel, superblock.encode(), 0);
             channel.force(false);
+            cleanClose = true;
         } catch (IOException e) {
             throw new UncheckedIOException("close " + image + ": " + e.getMessage(), e);
         } finally {
@@ -450,6 +503,14 @@ public final class Volume implements AutoCloseable {
      * waits for it at most the device timeout, as for the device: the image stays held until it is done.
      */
     private void release() {
+        if (mmp != null) {
+            try {
+                if (cleanClose) mmp.release();
+                else mmp.close();
+            } catch (RuntimeException e) {
+                // the block could not be written clean: the next opener waits and sees it stand still
+            }
+        }
         if (hold == null) return;
         Thread t = new Thread(hold::close, "blockyard-image-release");
         t.setDaemon(true);

@@ -37,7 +37,8 @@ public abstract sealed class VolumeException extends RuntimeException
     /** The metadata structures a checksum or a bound can catch. */
     public enum Structure {
         SUPERBLOCK("superblock"), GROUP_DESCRIPTOR("group descriptor"), BITMAP("block bitmap"),
-        FILE_TABLE("file table"), JOURNAL("journal");
+        FILE_TABLE("file table"), JOURNAL("journal"),
+        MMP("multi-mount protection block");
 
         private final String label;
 
