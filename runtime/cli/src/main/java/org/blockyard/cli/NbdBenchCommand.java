@@ -132,7 +132,7 @@ public final class NbdBenchCommand implements Callable<Integer> {
                     long pid = servers.pid(s.getKey());
                     progress.printf(Locale.ROOT, "bench nbd: %d of %d: %s on %s (load %s)%n", ++step, steps, job, s.getKey(), loadAverage());
                     double cpu0 = cpuSeconds(pid);
-                    FioResult r = fio(fio, job, s.getValue(), work);
+                    FioResult r = fio(servers, fio, job, s.getValue(), work);
                     double cpu = cpuSeconds(pid) - cpu0;
                     Map<String, Object> row = Report.row();
                     row.put("job", job);
@@ -172,7 +172,7 @@ public final class NbdBenchCommand implements Callable<Integer> {
             out.printf("iodepth %d, numjobs %d, size %s, runtime %d s a job; load average %s before, %s after; "
                     + "serve exit code %d, fsck %s%n", iodepth, numjobs, Sizes.format(size), runtime, loadBefore, summary.get("load_average_after"),
                     exit, check.clean() ? "clean" : "NOT clean:\n" + check.report());
-            json.write(spec(), rows, summary);
+            json.write(spec, rows, summary);
             return check.clean() && exit == 0 ? 0 : 1;
         } finally {
             servers.stop();
@@ -186,10 +186,6 @@ public final class NbdBenchCommand implements Callable<Integer> {
 
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
-
-    private picocli.CommandLine.Model.CommandSpec spec() {
-        return spec;
-    }
 
     private static Map<String, Object> find(List<Map<String, Object>> rows, String job, String server) {
         for (Map<String, Object> r : rows) if (job.equals(r.get("job")) && server.equals(r.get("server"))) return r;
@@ -209,7 +205,7 @@ public final class NbdBenchCommand implements Callable<Integer> {
     }
 
     /** One fio run, its JSON read back; {@code fill} is a whole sequential write of 1 MiB blocks, not timed. */
-    FioResult fio(String fio, String job, String uri, Path work) throws Exception {
+    FioResult fio(Servers servers, String fio, String job, String uri, Path work) throws Exception {
         long slice = size / numjobs;
         Path report = work.resolve("fio-" + job + ".json");
         List<String> cmd = new ArrayList<>(List.of(fio, "--name=" + job, "--ioengine=nbd", "--uri=" + uri,
@@ -221,7 +217,7 @@ public final class NbdBenchCommand implements Callable<Integer> {
             default -> cmd.addAll(List.of("--rw=" + job, "--bs=1m"));
         }
         if (!job.equals("fill")) cmd.addAll(List.of("--time_based", "--runtime=" + runtime));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(work.resolve("fio-" + job + ".log").toFile()).start();
+        Process p = servers.client(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(work.resolve("fio-" + job + ".log").toFile()));
         long limit = job.equals("fill") ? 600 : runtime + 120L;
         try {
             if (!p.waitFor(limit, TimeUnit.SECONDS)) throw new IllegalStateException("fio " + job + " did not end within " + limit + " s");
@@ -231,6 +227,7 @@ public final class NbdBenchCommand implements Callable<Integer> {
                 p.waitFor(10, TimeUnit.SECONDS);
             }
         }
+        if (servers.stopped()) throw new IllegalStateException("stopped by a signal: both servers stopped, " + work + " removed");
         if (p.exitValue() != 0)
             throw new IllegalStateException("fio " + job + " on " + uri + " failed (exit " + p.exitValue() + "): "
                     + lastLine(work.resolve("fio-" + job + ".log")));
@@ -301,8 +298,18 @@ public final class NbdBenchCommand implements Callable<Integer> {
     /** The two server processes and the work directory, stopped and removed once, whoever asks first. */
     private static final class Servers {
         private final Path work;
-        private Process blockyard, nbdkit;
+        private Process blockyard, nbdkit, client;
         private boolean stopped;
+
+        synchronized boolean stopped() {
+            return stopped;
+        }
+
+        /** Starts fio, which {@link #stop} ends too (a Ctrl-C sent to this process alone). */
+        synchronized Process client(ProcessBuilder fio) throws IOException {
+            if (stopped) throw new IllegalStateException("stopped");
+            return client = fio.start();
+        }
 
         Servers(Path work) {
             this.work = work;
@@ -395,6 +402,7 @@ public final class NbdBenchCommand implements Callable<Integer> {
                 if (stopped) return;
                 stopped = true;
             }
+            if (client != null) client.destroyForcibly();
             for (Process p : new Process[] {blockyard, nbdkit}) if (p != null) p.destroy();
             for (Process p : new Process[] {blockyard, nbdkit}) {
                 if (p == null) continue;
