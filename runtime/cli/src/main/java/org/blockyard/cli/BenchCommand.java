@@ -38,6 +38,7 @@ public final class BenchCommand implements Runnable {
         all.put("volume", new org.blockyard.benches.VolumeBenchCommand());
         all.put("crash", new org.blockyard.benches.CrashBenchCommand());
         all.put("powerloss", new org.blockyard.benches.PowerLossCommand());
+        all.put("nbd", new NbdBenchCommand());
         all.putAll(overrides); // a name already there keeps its place
         all.forEach(bench::addSubcommand);
     }

@@ -4,20 +4,20 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 
 import com.typesafe.config.Config;
 
 import org.blockyard.benches.BadOption;
 import org.blockyard.nbd.ExportPool;
 import org.blockyard.nbd.NbdServer;
+import org.blockyard.nbd.Serving;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
  * {@code blockyard serve}: the exports of a volume over NBD (docs/design/nbd.md) until SIGTERM or SIGINT, which
- * close the connections once their requests are answered, then the volume (clean).
+ * close the connections once their requests are answered, then the volume (clean), and exit 0 ({@link Serving}).
  */
 @Command(name = "serve", mixinStandardHelpOptions = true,
         description = "Serve the exports of the volume in IMAGE over NBD (nbd://HOST:PORT/NAME or "
@@ -62,20 +62,10 @@ public final class ServeCommand implements Callable<Integer> {
             throw new BadOption(tcp != null ? "--listen" : "--socket", tcp != null ? where == null ? "127.0.0.1:10809"
                     : where.listen : where.socket, "an address free to listen on (" + e.getMessage() + ")");
         }
-        CountDownLatch stopped = new CountDownLatch(1);
-        Thread stop = new Thread(() -> {
-            try {
-                server.close();
-                pool.close();
-            } finally {
-                stopped.countDown();
-            }
-        }, "serve-stop");
-        Runtime.getRuntime().addShutdownHook(stop);
         System.err.println("serving " + pool.exports().size() + " export(s) on " + server.uri()
                 + (volume != null ? " from " + volume : " from memory"));
         System.err.flush();
-        stopped.await();
+        Serving.untilSignalled(server, pool);
         return 0;
     }
 

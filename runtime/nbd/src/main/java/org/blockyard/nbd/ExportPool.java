@@ -101,8 +101,18 @@ public final class ExportPool implements AutoCloseable {
     /** Blocks the export holds (its file's mapped blocks). */
     public long mappedBlocks(ThinExport e) {
         long n = 0;
-        for (org.blockyard.api.alloc.Extent x : ThinExport.await(files.fileExtents(e.file()))) n += x.blocks();
+        for (org.blockyard.api.alloc.Extent x : extents(e)) n += x.blocks();
         return n;
+    }
+
+    /** The physical extents of the export's file, in logical order. */
+    public List<org.blockyard.api.alloc.Extent> extents(ThinExport e) {
+        return List.copyOf(ThinExport.await(files.fileExtents(e.file())));
+    }
+
+    /** The pool's geometry (block size, groups). */
+    public Geometry geometry() {
+        return files.geometry();
     }
 
     /** A new empty export; refused (nothing changed) for a bad or taken name or a size the format cannot hold. */

@@ -60,6 +60,11 @@ public final class NbdServer implements AutoCloseable {
     static final int MAX_OPTION_BYTES = 1 << 16;
     /** How long DISC, an end of stream or {@link #close} wait for the requests in flight. */
     static final long DRAIN_SECONDS = ThinExport.TIMEOUT_SECONDS + 10;
+    /**
+     * How long {@link #close} keeps reading a connection's requests, answering each ESHUTDOWN, before it shuts the
+     * connection's input: a client that sent a burst just before the stop gets an answer to all of it.
+     */
+    static final long STOP_GRACE_MILLIS = 2000;
 
     static final int TRANSMISSION_FLAGS = Nbd.TF_HAS_FLAGS | Nbd.TF_SEND_FLUSH | Nbd.TF_SEND_FUA | Nbd.TF_SEND_TRIM
             | Nbd.TF_SEND_WRITE_ZEROES | Nbd.TF_SEND_DF | Nbd.TF_CAN_MULTI_CONN;
@@ -72,6 +77,8 @@ public final class NbdServer implements AutoCloseable {
     private final Thread acceptor;
     private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
+    /** Set by {@link #close} once the listener is closed: requests not started yet are answered ESHUTDOWN. */
+    private volatile boolean stopping;
 
     private NbdServer(ExportPool pool, ServerSocketChannel listener, Path socketPath) throws IOException {
         this.pool = pool;
@@ -148,7 +155,13 @@ public final class NbdServer implements AutoCloseable {
         }
     }
 
-    /** Stops listening, closes every connection once its requests in flight are answered (bounded), stops the workers. */
+    /**
+     * Stops the server, bounded in time: the listener closes (a new connection is refused), then every request
+     * not started yet, and every request read in the next {@link #STOP_GRACE_MILLIS} ms, is answered ESHUTDOWN,
+     * while the ones already running finish and are answered with their result; then every connection's input
+     * is shut, its requests in flight are answered (at most {@link #DRAIN_SECONDS} s), and it closes. The
+     * workers stop last. What was answered is in the store, which the caller closes after this returns.
+     */
     @Override
     public void close() {
         if (closed) return;
@@ -158,6 +171,9 @@ public final class NbdServer implements AutoCloseable {
         } catch (IOException ignored) {
             // closing is all that is asked
         }
+        stopping = true;
+        long grace = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STOP_GRACE_MILLIS);
+        for (Connection c : connections) c.awaitEnd(grace); // a client told ESHUTDOWN may leave on its own
         for (Connection c : connections) c.shutdownInput();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(DRAIN_SECONDS);
         for (Connection c : connections) c.awaitEnd(deadline);
@@ -456,6 +472,10 @@ public final class NbdServer implements AutoCloseable {
                     payload = readFully((int) length).array();
                 }
                 if (type == Nbd.CMD_DISC) return;
+                if (stopping) {
+                    reply(type, cookie, Nbd.ESHUTDOWN, null, offset);
+                    continue;
+                }
                 int error = check(type, flags, offset, length);
                 if (error != 0) {
                     reply(type, cookie, error, null, offset);
@@ -506,6 +526,14 @@ public final class NbdServer implements AutoCloseable {
 
         private void perform(Request r) {
             try {
+                if (stopping) { // not started before the stop: not started at all
+                    try {
+                        reply(r.type(), r.cookie(), Nbd.ESHUTDOWN, null, r.offset());
+                    } catch (IOException gone) {
+                        // the client went away; nothing to tell it
+                    }
+                    return;
+                }
                 int error = 0;
                 byte[] data = null;
                 List<long[]> extents = null;
