@@ -37,7 +37,7 @@ class PowerLossTest {
 
     @Test
     void aSeedReplaysTheSameStreamTheSameStatesAndTheSameFindings() throws Exception {
-        PowerLoss.Spec spec = new PowerLoss.Spec(5, 12, 10, 120, 150, true, 0);
+        PowerLoss.Spec spec = new PowerLoss.Spec(5, 8, 8, 64, 100, true, 0);
         PowerLoss.Result r = new PowerLoss(spec, BlockyardConfig.load(), dir).run(null);
         PowerLoss.Result again = new PowerLoss(spec, BlockyardConfig.load(), dir).run(null);
         assertEquals(r.streamDigest(), again.streamDigest(), "the same seed records the same write stream");

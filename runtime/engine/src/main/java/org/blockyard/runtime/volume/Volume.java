@@ -285,7 +285,10 @@ public final class Volume implements AutoCloseable {
             // From here on the journal writes through the volume's block-I/O queue: its log as SYNC requests,
             // its checkpoints as META, each commit closed by a FLUSH. Recovery above wrote directly, as a
             // mount replays its journal before the file system runs.
-            this.device = deviceView.apply(new FileDevice(ch, layout.geometry().bytes())); // no descriptor of its own
+            // No descriptor of its own. Guarded: a read is retried before it fails naming its blocks, and a flush
+            // that failed fails every flush after it, the journal's too (GuardedDevice says why).
+            this.device = new GuardedDevice(deviceView.apply(new FileDevice(ch, layout.geometry().bytes())),
+                    layout.blockSize());
             this.deviceTimeoutNanos = io.setup().deviceTimeoutNanos();
             QueueLimits l = io.setup().limits();
             QueueSetup setup = io.setup().withLimits(new QueueLimits(l.maxSectors(), l.logicalBlockBytes(),
