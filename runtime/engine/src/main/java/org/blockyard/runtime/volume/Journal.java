@@ -367,8 +367,8 @@ public final class Journal {
     private boolean waitForCompany() throws InterruptedException {
         synchronized (lock) {
             if (settings.onDemand()) {
-                // Until a caller waits (or the records would overfill a transaction, or the journal stops); records
-                // that come meanwhile are taken first, so the commit holds every record appended before the wait.
+                // Until a commit is asked for (or the records would overfill a transaction, or the journal stops);
+                // records that come meanwhile are taken first, so the commit holds every record appended before.
                 if (!wantsCaller()) return false;
                 while (wantsCaller() && pending.isEmpty()) lock.wait(1000);
                 return true;
