@@ -139,6 +139,11 @@ public final class Fsck {
     /** The MMP block failed its checks: a repair writes it clean. */
     private boolean mmpBad;
 
+    /** A check, read only, of the volume {@code ch} holds (an image in memory: {@link CrashImage}). */
+    static Result check(Path name, FileChannel ch) throws IOException {
+        return new Fsck(false).run(name, ch);
+    }
+
     private void problem(int pass, Kind kind, String what, boolean fixable) {
         problems.add(new Problem(pass, kind, what, repair && fixable));
     }

@@ -56,14 +56,31 @@ public final class Journal {
     static final int TYPE_DESCRIPTOR = 1, TYPE_COMMIT = 2;
     static final int TAG_BYTES = 8, DESC_HEADER_BYTES = 24;
 
-    /** The group-commit tunables (blockyard.volume.journal). */
+    /**
+     * The group-commit tunables (blockyard.volume.journal). With {@code onDemand} no timer decides anything: a
+     * transaction is committed only when {@link #commitWaiting} asks for it (or it is full, or the journal stops),
+     * and a checkpoint step never goes alone unless the log needs the room; so a load from one thread that asks
+     * once its call waits and the actors are idle produces the same stream of writes and flushes on every run
+     * (the power-loss harness replays seeds with it).
+     */
     public record Settings(long commitIntervalNanos, int maxTransactionBlocks, double checkpointFraction,
-                           int checkpointSliceBlocks) {
+                           int checkpointSliceBlocks, boolean onDemand) {
         public static final Settings DEFAULT = new Settings(TimeUnit.MILLISECONDS.toNanos(1), 256, 0.5, 64);
 
         public Settings {
             if (checkpointSliceBlocks < 1)
                 throw new IllegalArgumentException("checkpoint-slice-blocks must be at least 1: " + checkpointSliceBlocks);
+        }
+
+        /** Timed group commit. */
+        public Settings(long commitIntervalNanos, int maxTransactionBlocks, double checkpointFraction,
+                        int checkpointSliceBlocks) {
+            this(commitIntervalNanos, maxTransactionBlocks, checkpointFraction, checkpointSliceBlocks, false);
+        }
+
+        /** These settings, committing only on demand. */
+        public Settings onDemandOnly() {
+            return new Settings(commitIntervalNanos, maxTransactionBlocks, checkpointFraction, checkpointSliceBlocks, true);
         }
 
         /** With checkpoint slices of 64 blocks. */
@@ -298,8 +315,12 @@ public final class Journal {
                 applyCarry();
                 if (applied > committed) {
                     if (!runningFull && !stopping && waitForCompany()) continue;
+                    boolean ask = settings.onDemand() && pendingEmpty() && carry.isEmpty() && asked();
                     commit();
-                } else if (checkpoint != null) {
+                    if (ask) askedDone();
+                } else if (settings.onDemand() && asked()) {
+                    if (pendingEmpty()) askedDone(); // nothing to commit; else the records are taken first
+                } else if (checkpoint != null && !settings.onDemand()) {
                     if (!recordsWithin(settings.commitIntervalNanos())) submitAlone(); // else they commit first
                 } else if (!waitForRecords()) {
                     return;
@@ -345,11 +366,68 @@ public final class Journal {
      */
     private boolean waitForCompany() throws InterruptedException {
         synchronized (lock) {
+            if (settings.onDemand()) {
+                // Until a commit is asked for (or the records would overfill a transaction, or the journal stops);
+                // records that come meanwhile are taken first, so the commit holds every record appended before.
+                if (!wantsCaller()) return false;
+                while (wantsCaller() && pending.isEmpty()) lock.wait(1000);
+                return true;
+            }
             if (!worthWaiting()) return false;
             do {
                 TimeUnit.NANOSECONDS.timedWait(lock, commitDueNanos - System.nanoTime());
             } while (worthWaiting());
             return true;
+        }
+    }
+
+    private boolean wantsCaller() {
+        return commitsAsked == commitsDone && !stopping && !abandoned && pending.size() < burstRecords();
+    }
+
+    /** On demand: commits asked for ({@link #commitWaiting}) and those the commit thread has handled. */
+    private long commitsAsked, commitsDone; // guarded by lock
+
+    /** How many callers wait for durability now. */
+    public int callersWaiting() {
+        synchronized (lock) {
+            return callersWaiting;
+        }
+    }
+
+    /**
+     * With {@link Settings#onDemand()}: commits every record appended so far (nothing when none is left to
+     * commit) and returns once the transaction is handed to the log (its waiters hear when it is durable), or
+     * the journal failed or stopped, or {@code timeoutNanos} passed (false then).
+     */
+    public boolean commitWaiting(long timeoutNanos) throws InterruptedException {
+        if (!settings.onDemand()) throw new IllegalStateException("the journal commits by itself: not on demand");
+        long until = System.nanoTime() + timeoutNanos;
+        synchronized (lock) {
+            long ticket = ++commitsAsked;
+            lock.notifyAll();
+            while (commitsDone < ticket && failure == null && !abandoned && !stopping) {
+                long left = until - System.nanoTime();
+                if (left <= 0) return false;
+                TimeUnit.NANOSECONDS.timedWait(lock, left);
+            }
+            return true;
+        }
+    }
+
+    /** The commit thread has handled every commit asked for so far. */
+    private void askedDone() {
+        synchronized (lock) {
+            if (commitsDone != commitsAsked) {
+                commitsDone = commitsAsked;
+                lock.notifyAll();
+            }
+        }
+    }
+
+    private boolean asked() {
+        synchronized (lock) {
+            return commitsAsked != commitsDone;
         }
     }
 
@@ -371,10 +449,16 @@ public final class Journal {
         }
     }
 
-    /** Waits for a record; false when the thread is to end (stopped with nothing left, or abandoned). */
+    private boolean pendingEmpty() {
+        synchronized (lock) {
+            return pending.isEmpty();
+        }
+    }
+
+    /** Waits for a record (or, on demand, a commit asked for); false when the thread is to end (stopped with nothing left, or abandoned). */
     private boolean waitForRecords() throws InterruptedException {
         synchronized (lock) {
-            while (pending.isEmpty() && !stopping && !abandoned) lock.wait();
+            while (pending.isEmpty() && !stopping && !abandoned && commitsAsked == commitsDone) lock.wait();
             return !abandoned && !(stopping && pending.isEmpty());
         }
     }

@@ -117,7 +117,15 @@ public final class Volume implements AutoCloseable {
      * MMP block every {@code mmpIntervalMillis}.
      */
     public static Superblock mkfs(Path image, Layout layout, boolean force, int mmpIntervalMillis) {
-        Superblock sb = Superblock.fresh(layout, mmpIntervalMillis);
+        return mkfs(image, Superblock.fresh(layout, mmpIntervalMillis), force);
+    }
+
+    /**
+     * As {@link #mkfs(Path, Layout, boolean)}, the new volume's superblock {@code sb} (its layout, uuid and times):
+     * a harness that replays a seed makes the same bytes every run.
+     */
+    public static Superblock mkfs(Path image, Superblock sb, boolean force) {
+        Layout layout = sb.layout();
         Geometry g = layout.geometry();
         int bs = g.blockSizeBytes();
         try (ImageLock held = ImageLock.exclusive(image, true)) {
@@ -268,40 +276,19 @@ public final class Volume implements AutoCloseable {
         this.channel = ch;
         this.config = config;
         try {
-            Superblock sb = readSuperblock(ch, image);
             // Before anything is written (a replay, the superblock's state): another host may have it open.
-            if (sb.mmp()) mmp = Mmp.take(held, sb, Mmp.holderName("volume " + image), this::lostToAnotherHost);
+            Superblock found = readSuperblock(ch, image);
+            if (found.mmp()) mmp = Mmp.take(held, found, Mmp.holderName("volume " + image), this::lostToAnotherHost);
+            Recovered r = recover(image, ch, settings);
+            Superblock sb = r.superblock();
             Layout layout = sb.layout();
-            int bs = layout.blockSize();
-            Metadata.BlockReader disk = b -> {
-                try {
-                    return read(ch, b * bs, bs);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            };
-            Journal.Replay replay = Journal.scan(layout, sb.uuidBytes(), disk, !sb.clean());
-            if (replay.damage() != null)
-                throw new VolumeException.JournalDamaged(image + ": " + replay.damage().report() + "; nothing was "
-                        + "replayed or written, the volume is left as it is (fsck shows it; fsck --repair replays the "
-                        + "transactions that can be and decides)", replay.damage().skipped(),
-                        replay.damage().skippedBlocks());
-            // Check what the replay leads to before writing anything: a corrupt volume is left as it was.
+            this.meta = r.meta();
+            this.journal = r.journal();
+            this.superblock = r.opened();
+            boolean wasClean = r.wasClean();
+            Journal.Replay replay = r.replay();
             Map<Long, byte[]> overlay = replay.blocks();
-            Metadata checked = Metadata.load(sb, b -> overlay.containsKey(b) ? overlay.get(b) : disk.read(b), null);
-            for (Map.Entry<Long, byte[]> e : overlay.entrySet()) write(ch, e.getValue(), e.getKey() * bs);
-            boolean wasClean = sb.clean() && replay.transactions() == 0;
-            if (!overlay.isEmpty()) ch.force(false);
-            // The image now holds what was checked: reading it all again would only double the open's reads (a
-            // second of an 8 TiB volume's open).
-            this.meta = checked;
-            this.journal = new Journal(ch, meta, settings, replay.position(), replay.nextSeq());
-            long[] fixed = {0, 0};
-            if (!wasClean) fixed = reconcileInSteps(meta, journal);
-            journal.checkpoint(); // the log is empty from here: the replayed blocks are home
-            this.superblock = sb.withState(false, sb.mounts() + 1);
-            write(ch, superblock.encode(), 0);
-            ch.force(false);
+            long[] fixed = r.fixed();
             this.catalog = new Catalog(meta, journal);
             Geometry g = layout.geometry();
             Config a = config.getConfig("blockyard.alloc");
@@ -316,7 +303,11 @@ public final class Volume implements AutoCloseable {
             // From here on the journal writes through the volume's block-I/O queue: its log as SYNC requests,
             // its checkpoints as META, each commit closed by a FLUSH. Recovery above wrote directly, as a
             // mount replays its journal before the file system runs.
-            this.device = fence.over(deviceView.apply(new FileDevice(ch, layout.geometry().bytes()))); // no descriptor of its own
+            // No descriptor of its own. Guarded: a read is retried before it fails naming its blocks, and a flush
+            // that failed fails every flush after it, the journal's too (GuardedDevice says why). Fenced: once
+            // another host has taken the volume (multi-mount protection), nothing reaches the image.
+            this.device = fence.over(new GuardedDevice(deviceView.apply(new FileDevice(ch, layout.geometry().bytes())),
+                    layout.blockSize()));
             this.deviceTimeoutNanos = io.setup().deviceTimeoutNanos();
             QueueLimits l = io.setup().limits();
             QueueSetup setup = io.setup().withLimits(new QueueLimits(l.maxSectors(), l.logicalBlockBytes(),
@@ -337,6 +328,60 @@ public final class Volume implements AutoCloseable {
             releaseMmp();
             throw e;
         }
+    }
+
+    /**
+     * What recovery of an image leaves: its superblock as found and as now marked (dirty, one more mount), the
+     * checked metadata, the journal over it (its commit thread not started, the log empty), the replay, and
+     * {leaks freed, owned blocks marked} when the volume was not closed cleanly.
+     */
+    record Recovered(Superblock superblock, Superblock opened, Metadata meta, Journal journal, Journal.Replay replay,
+                     boolean wasClean, long[] fixed) {}
+
+    /**
+     * Recovers the volume {@code ch} holds, as every open does before the allocator runs: checks the superblock,
+     * replays the journal's committed transactions (refusing, writing nothing, a damaged journal), checks what the
+     * replay leads to, writes it home, reconciles the bitmaps with the owners after an unclean shutdown, empties
+     * the log and marks the volume dirty. Through {@code ch} alone: an image file's channel, or an image in
+     * memory ({@link CrashImage}, the power-loss harness's crash states).
+     */
+    static Recovered recover(Path image, FileChannel ch, Journal.Settings settings) throws IOException {
+        Superblock sb = readSuperblock(ch, image);
+        Layout layout = sb.layout();
+        int bs = layout.blockSize();
+        Metadata.BlockReader disk = b -> {
+            try {
+                return read(ch, b * bs, bs);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        };
+        Journal.Replay replay = Journal.scan(layout, sb.uuidBytes(), disk, !sb.clean());
+        if (replay.damage() != null)
+            throw new VolumeException.JournalDamaged(image + ": " + replay.damage().report() + "; nothing was "
+                    + "replayed or written, the volume is left as it is (fsck shows it; fsck --repair replays the "
+                    + "transactions that can be and decides)", replay.damage().skipped(),
+                    replay.damage().skippedBlocks());
+        // Check what the replay leads to before writing anything: a corrupt volume is left as it was.
+        Map<Long, byte[]> overlay = replay.blocks();
+        Metadata checked = Metadata.load(sb, b -> overlay.containsKey(b) ? overlay.get(b) : disk.read(b), null);
+        for (Map.Entry<Long, byte[]> e : overlay.entrySet()) write(ch, e.getValue(), e.getKey() * bs);
+        boolean wasClean = sb.clean() && replay.transactions() == 0;
+        if (!overlay.isEmpty()) ch.force(false);
+        // The image now holds what was checked: reading it all again would only double the open's reads (a
+        // second of an 8 TiB volume's open).
+        Journal journal = new Journal(ch, checked, settings, replay.position(), replay.nextSeq());
+        long[] fixed = {0, 0};
+        if (!wasClean) fixed = reconcileInSteps(checked, journal);
+        journal.checkpoint(); // the log is empty from here: the replayed blocks are home
+        Superblock opened = sb.withState(false, sb.mounts() + 1);
+        if (settings.onDemand()) // a replayed load: the mark is the same bytes every run, its time kept as it was
+            opened = new Superblock(opened.layout(), opened.uuid(), opened.featuresCompat(), opened.featuresIncompat(),
+                    opened.featuresRoCompat(), false, opened.mounts(), opened.createdSeconds(), sb.writtenSeconds(),
+                    opened.copyOf(), opened.mmpIntervalMillis());
+        write(ch, opened.encode(), 0);
+        ch.force(false);
+        return new Recovered(sb, opened, checked, journal, replay, wasClean, fixed);
     }
 
     /**
@@ -387,6 +432,11 @@ public final class Volume implements AutoCloseable {
 
     public ActorBlockAllocator actors() {
         return actors;
+    }
+
+    /** The volume's journal: for a harness that drives its commits ({@link Journal.Settings#onDemand()}). */
+    public Journal journal() {
+        return journal;
     }
 
     public Journal.Stats journalStats() {
