@@ -34,6 +34,9 @@ import org.blockyard.runtime.alloc.Reply;
  * <p>Extent-API blocks belong to an owner: {@link #allocate(String, long, int, long, long)} records the owner
  * of what it hands out, and {@link #release(String, List)} refuses, changing nothing, any extent that owner
  * does not hold. The plain {@link BlockAllocator} calls use {@link Volume#DEFAULT_OWNER}.
+ *
+ * <p>{@link #openSession(String)} gives an owner's thread a session over a loan of the actors ({@link VolumeSession}):
+ * the same records in the same order, the hand-outs on the caller's thread with no message to the groups.
  */
 public final class VolumeAllocator implements BlockAllocator {
     private final ActorBlockAllocator actors;
