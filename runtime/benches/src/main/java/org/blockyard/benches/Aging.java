@@ -79,8 +79,14 @@ public final class Aging {
 
     /** One run of the workload against a fresh allocator {@code id}; {@code progress} may be null. */
     public static Map<String, Object> run(String id, Spec spec, Config config, PrintStream progress) {
+        return run(id, spec, config, progress, g -> open(id, g, config));
+    }
+
+    /** As {@link #run(String, Spec, Config, PrintStream)}, the allocator made by {@code opener} over the geometry. */
+    static Map<String, Object> run(String id, Spec spec, Config config, PrintStream progress,
+                                   java.util.function.Function<Geometry, ExtentAllocator> opener) {
         Geometry geometry = geometry(spec.volumeBytes(), spec.unitBytes(), config);
-        try (ExtentAllocator a = open(id, geometry, config)) {
+        try (ExtentAllocator a = opener.apply(geometry)) {
             return new Run(a, spec, geometry.blockSizeBytes(), progress, id).go();
         }
     }

@@ -67,7 +67,7 @@ import org.blockyard.runtime.volume.VolumeException;
                 + "back, fsck, and check every acknowledged call: mappings, owned extents, contents; every few rounds "
                 + "damage the journal first and expect the damage reported.",
                 "Exit code 1 when anything acknowledged was lost, undone or read back wrong, a block is owned twice, "
-                        + "fsck found a problem, journal damage went unreported, the volume did not open, or a child hung or "
+                        + "fsck found a problem, recovery left a block no one holds used, journal damage went unreported, the volume did not open, or a child hung or "
                         + "died on its own; threads that stopped and refused calls are listed with their reasons."})
 public final class CrashBenchCommand implements Callable<Integer> {
 
@@ -87,6 +87,11 @@ public final class CrashBenchCommand implements Callable<Integer> {
             + "across rounds: they allocate in several groups and release lists of extents spanning several groups "
             + "at once, concurrently (0 = none; default ${DEFAULT-VALUE})")
     int owners;
+
+    @Option(names = "--sessions", description = "the owners make their calls through sessions of the volume, one each "
+            + "opened on its thread, and between their lists run bursts of small allocations and releases a loan serves; "
+            + "after each kill, blocks lent and not handed out must be free once the volume is open again")
+    boolean sessions;
 
     @Option(names = "--max-release-extents", paramLabel = "N", defaultValue = "20000", description = "most extents an owner releases "
             + "in one call (lists of 100 up to this, as far as what it holds allows; default ${DEFAULT-VALUE})")
@@ -163,6 +168,9 @@ public final class CrashBenchCommand implements Callable<Integer> {
     private long lostAfterUnreported, undoneAfterUnreported, wrongAfterUnreported, fsckAfterUnreported;
     private long blocksChecked, releases, releasedExtents, largestRelease, multiGroupReleases, deletes;
     private long maxTableSlots, repairs, openFailures;
+    /** With sessions: each owner's last LOAN figure this round; over the rounds, what was on loan at the kills. */
+    private final Map<String, Long> loanedNow = new TreeMap<>();
+    private long loanedAtKills, roundsWithLoansOut, recoveryFreed, notFreedByRecovery;
     private boolean corruptPending;
     private long deleteBefore;
     private Random rnd;
@@ -297,7 +305,7 @@ public final class CrashBenchCommand implements Callable<Integer> {
                 System.getProperty("java.class.path"), CrashLoad.class.getName(), image.toString(), "k" + round + "-",
                 Integer.toString(writers), Integer.toString(owners), Long.toString(seed * 1000 + round),
                 Long.toString(deleteBefore), Long.toString(bigMax), Long.toString(ownerMaxBlocks),
-                Integer.toString(ownerMaxRuns), Integer.toString(maxReleaseExtents))
+                Integer.toString(ownerMaxRuns), Integer.toString(maxReleaseExtents), sessions ? "sessions" : "plain")
                 .redirectError(ProcessBuilder.Redirect.to(stderr.toFile())).start();
         ChildOutput out = new ChildOutput(child.getInputStream());
         Thread reader = new Thread(out, "crash-child-output");
@@ -414,6 +422,10 @@ public final class CrashBenchCommand implements Callable<Integer> {
                 }
                 refused++;
                 refusedReasons.merge(kind(line, 2), 1L, Long::sum);
+                return false;
+            }
+            case "LOAN" -> { // blocks on loan, not handed out, as the child's allocator counted them
+                if (f.length >= 3) loanedNow.put(f[1], Long.parseLong(f[2]));
                 return false;
             }
             case "STOPPED" -> { // the call in flight stays in flight
@@ -574,9 +586,17 @@ public final class CrashBenchCommand implements Callable<Integer> {
             finding("round " + round + ": fsck --repair to go on: " + brief(fixed, 3), true);
             v = Volume.open(image, config);
         }
+        long loaned = loanedNow.values().stream().mapToLong(Long::longValue).sum();
+        loanedNow.clear();
+        loanedAtKills += loaned;
+        if (loaned > 0) roundsWithLoansOut++;
+        long freeAfterOpen;
         try {
             recoveryMs.add(v.recovery().nanos() / 1e6);
             replayed += v.recovery().transactionsReplayed();
+            recoveryFreed += v.recovery().leaksFreed();
+            // Exact: nothing is on loan or preallocated yet, no call is in flight.
+            freeAfterOpen = await(v.allocator().freeBlocks(), "free blocks");
             readBack(v);
         } finally {
             v.close();
@@ -593,6 +613,14 @@ public final class CrashBenchCommand implements Callable<Integer> {
             finding("round " + round + ": fsck --repair to go on: " + brief(fixed, 3), true);
         }
         Metadata meta = Volume.inspect(image);
+        // What no file or owner holds was free once the volume was open again: the close found nothing more to free
+        // (blocks lent to sessions and not handed out, preallocations, windows: all memory only).
+        if (r.clean() && meta.freeBlocks() != freeAfterOpen) {
+            notFreedByRecovery += Math.abs(meta.freeBlocks() - freeAfterOpen);
+            finding("round " + round + ": " + freeAfterOpen + " blocks free after recovery, " + meta.freeBlocks()
+                    + " after the close: recovery left blocks no one holds used" + (loaned > 0 ? " (" + loaned
+                    + " blocks were on loan at the kill)" : ""), true);
+        }
         for (Map.Entry<String, Model> e : models.entrySet()) {
             Model m = e.getValue();
             if (m.data) continue; // read back above
@@ -898,6 +926,11 @@ public final class CrashBenchCommand implements Callable<Integer> {
         row.put("deletes", deletes);
         row.put("file_table_max_slots", maxTableSlots);
         row.put("replayed_transactions", replayed);
+        row.put("sessions", sessions);
+        row.put("loaned_at_kills_blocks", loanedAtKills);
+        row.put("rounds_with_loans_out", roundsWithLoansOut);
+        row.put("recovery_freed_blocks", recoveryFreed);
+        row.put("not_freed_by_recovery", notFreedByRecovery);
         Map<String, Object> recovery = new LinkedHashMap<>();
         recovery.put("p50", sorted.isEmpty() ? null : sorted.get(sorted.size() / 2));
         recovery.put("max", sorted.isEmpty() ? null : sorted.get(sorted.size() - 1));
@@ -919,8 +952,12 @@ public final class CrashBenchCommand implements Callable<Integer> {
                 acks, lost, undone, wrong, ownedTwice, fsckProblems, stopped, silentChildren, childFailures,
                 damageReported, damageNotReported, lostWithReport, blocksChecked, elapsed);
         json.write(spec, List.of(row), null);
+        if (sessions)
+            out.printf(java.util.Locale.ROOT, "sessions: %d of %d kills with blocks on loan, %,d blocks on loan at the "
+                    + "kills, %,d freed by recovery, %d left used after it%n", roundsWithLoansOut, done, loanedAtKills,
+                    recoveryFreed, notFreedByRecovery);
         long failures = lost + undone + wrong + ownedTwice + fsckProblems + damageNotReported + unexpectedDamage
-                + silentChildren + childFailures + hungChecks + openFailures;
+                + silentChildren + childFailures + hungChecks + openFailures + notFreedByRecovery;
         return failures == 0 ? 0 : 1;
     }
 }

@@ -16,6 +16,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.blockyard.api.alloc.AllocationException;
+import org.blockyard.api.alloc.AllocationSession;
 import org.blockyard.api.alloc.BlockRun;
 import org.blockyard.api.alloc.Extent;
 import org.blockyard.api.alloc.Geometry;
@@ -41,6 +42,8 @@ import org.blockyard.runtime.volume.VolumeAllocator;
  * <li>{@code EXT owner} then {@code start blocks} for each extent allocated (GO: {@code EXT owner});
  * {@code REL owner} (GO: {@code REL owner} then {@code start blocks} for each extent released at once).</li>
  * </ul>
+ * With sessions, each owner also prints {@code LOAN owner blocks} after each burst: the blocks the volume's sessions
+ * hold on loan and have not handed out, as the allocator's stats say.
  * {@code NACK <key> reason}: the call in flight on that key was refused (the API says: changing nothing); the
  * thread goes on. {@code STOPPED <key> reason}: the thread stopped on an error, the call on that key in flight.
  *
@@ -50,8 +53,12 @@ import org.blockyard.runtime.volume.VolumeAllocator;
  * stays bounded. Owners ({@code o<i>}) live across rounds: each starts from what the volume says it holds,
  * allocates in several groups and releases lists of extents that span several groups at once.
  *
+ * <p>With {@code sessions}, each owner opens a session of the volume ({@link VolumeAllocator#openSession(String)})
+ * on its thread and makes every call through it; between the ticks of its lists it runs a burst of
+ * {@link #SESSION_BURST} calls a loan serves: allocations of a few lengths, no hint, and releases of pieces it took.
+ *
  * <p>Arguments: IMAGE PREFIX WRITERS OWNERS SEED DELETE_BEFORE BIG_MAX_BLOCKS OWNER_MAX_BLOCKS OWNER_MAX_RUNS
- * MAX_RELEASE_EXTENTS.
+ * MAX_RELEASE_EXTENTS [sessions].
  */
 public final class CrashLoad {
     private CrashLoad() {}
@@ -63,6 +70,11 @@ public final class CrashLoad {
     static final int DATA_BLOCKS = 64;
     /** Owners' calls start on the ticks of one clock, this many ms apart. */
     static final long OWNER_TICK_MS = 100;
+    /** With sessions: calls an owner makes through its session between two ticks, and the lengths they ask. */
+    static final int SESSION_BURST = 24;
+    static final long[] SESSION_LENGTHS = {1, 2, 4, 8, 16};
+    /** With sessions: the pieces an owner keeps at most before its bursts release more than they take. */
+    static final int SESSION_PIECES = 256;
     private static final long EPOCH = System.nanoTime();
     /** The round a file was made in, from its name. */
     static final Pattern ROUND = Pattern.compile("^k(\\d+)-");
@@ -78,6 +90,7 @@ public final class CrashLoad {
         long ownerMaxBlocks = Long.parseLong(args[7]);
         int ownerMaxRuns = Integer.parseInt(args[8]);
         int maxRelease = Integer.parseInt(args[9]);
+        boolean sessions = args.length > 10 && args[10].equals("sessions");
         Metadata before = Volume.inspect(image); // what the owners hold: the volume, not a list kept aside
         Volume v = Volume.open(image, BlockyardConfig.load());
         VolumeAllocator a = v.allocator();
@@ -95,7 +108,7 @@ public final class CrashLoad {
             String name = "o" + i;
             Metadata.Entry e = before.owner(name);
             OwnerLoad o = new OwnerLoad(a, name, e == null ? List.of() : e.map.runs(), ownerMaxBlocks, ownerMaxRuns,
-                    maxRelease, new Random(seed * 37 + 1000 + i));
+                    maxRelease, sessions, new Random(seed * 37 + 1000 + i));
             start(o, "crash-owner-" + i);
         }
         say("READY");
@@ -340,6 +353,11 @@ public final class CrashLoad {
         private final String owner;
         private final long maxBlocks;
         private final int maxRuns, maxRelease;
+        private final boolean sessions;
+        /** With sessions: the session of this owner, opened on its thread. */
+        private AllocationSession session;
+        /** With sessions: pieces the bursts took and it still holds whole, to release in the bursts. */
+        private final List<Extent> pieces = new ArrayList<>();
         private final Random rnd;
         private final Geometry g;
         /** What it holds: start -> end (exclusive), merged as the volume's map merges them. */
@@ -347,8 +365,9 @@ public final class CrashLoad {
         private long heldBlocks;
 
         OwnerLoad(VolumeAllocator a, String owner, List<ExtentMap.Run> runs, long maxBlocks, int maxRuns,
-                  int maxRelease, Random rnd) {
+                  int maxRelease, boolean sessions, Random rnd) {
             this.a = a;
+            this.sessions = sessions;
             this.owner = owner;
             this.maxBlocks = maxBlocks;
             this.maxRuns = maxRuns;
@@ -361,8 +380,10 @@ public final class CrashLoad {
         @Override
         public void run() {
             try {
+                if (sessions) session = a.openSession(owner);
                 while (true) {
                     tick();
+                    if (sessions) burst();
                     boolean allocate = heldBlocks < maxBlocks / 2 ? rnd.nextInt(10) < 7
                             : heldBlocks < maxBlocks && held.size() < maxRuns && rnd.nextBoolean();
                     try {
@@ -395,7 +416,9 @@ public final class CrashLoad {
             long hint = rnd.nextInt(10) < 7 ? g.groupStart(rnd.nextInt(g.groups())) + rnd.nextInt(g.blocksPerGroup()) : -1;
             if (hint >= g.totalBlocks()) hint = -1;
             say("GO " + owner + " EXT");
-            List<Extent> got = await(a.allocate(owner, want, 1, maxExtent[rnd.nextInt(maxExtent.length)], hint));
+            long cap = maxExtent[rnd.nextInt(maxExtent.length)];
+            List<Extent> got = await(session != null ? session.allocate(want, 1, cap, hint)
+                    : a.allocate(owner, want, 1, cap, hint));
             StringBuilder b = new StringBuilder("ACK " + owner + " EXT");
             for (Extent e : got) {
                 b.append(' ').append(e.start()).append(' ').append(e.blocks());
@@ -429,9 +452,49 @@ public final class CrashLoad {
             StringBuilder b = new StringBuilder("GO " + owner + " REL");
             for (Extent e : list) b.append(' ').append(e.start()).append(' ').append(e.blocks());
             say(b.toString());
-            await(a.release(owner, list));
+            await(session != null ? session.release(list) : a.release(owner, list));
             for (Extent e : list) remove(e.start(), e.start() + e.blocks());
             say("ACK " + owner + " REL");
+            if (!pieces.isEmpty()) pieces.removeIf(p -> !holds(p.start(), p.start() + p.blocks()));
+        }
+
+        /**
+         * With sessions: calls a loan serves, through the session: a piece of one of a few lengths with no hint, or a
+         * release of one to four pieces taken before; then the blocks on loan, as a LOAN line. NoSpace is a NACK.
+         */
+        private void burst() {
+            for (int i = 0; i < SESSION_BURST; i++) {
+                boolean room = heldBlocks < maxBlocks && held.size() < maxRuns && pieces.size() < SESSION_PIECES;
+                try {
+                    if (!pieces.isEmpty() && (!room || rnd.nextInt(5) < 2)) {
+                        List<Extent> list = new ArrayList<>();
+                        for (int k = 1 + rnd.nextInt(4); k > 0 && !pieces.isEmpty(); k--)
+                            list.add(pieces.remove(rnd.nextInt(pieces.size())));
+                        releaseAll(list);
+                    } else if (room) {
+                        say("GO " + owner + " EXT");
+                        long length = SESSION_LENGTHS[rnd.nextInt(SESSION_LENGTHS.length)];
+                        List<Extent> got = await(session.allocate(length, 1, 0, -1));
+                        StringBuilder b = new StringBuilder("ACK " + owner + " EXT");
+                        for (Extent e : got) {
+                            b.append(' ').append(e.start()).append(' ').append(e.blocks());
+                            add(e.start(), e.start() + e.blocks());
+                            pieces.add(e);
+                        }
+                        say(b.toString());
+                    }
+                } catch (RuntimeException e) {
+                    if (!refused(e)) throw e;
+                    say("NACK " + owner + " " + reason(e));
+                }
+            }
+            say("LOAN " + owner + " " + await(a.stats()).loanedBlocks());
+        }
+
+        /** Whether it holds every block of {@code [start, end)}. */
+        private boolean holds(long start, long end) {
+            Map.Entry<Long, Long> r = held.floorEntry(start);
+            return r != null && r.getValue() >= end;
         }
 
         /**

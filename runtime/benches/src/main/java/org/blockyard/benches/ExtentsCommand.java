@@ -2,6 +2,7 @@ package org.blockyard.benches;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,6 +14,11 @@ import com.typesafe.config.Config;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+
+import org.blockyard.api.alloc.Geometry;
+import org.blockyard.runtime.alloc.ExtentAllocator;
+import org.blockyard.runtime.volume.Layout;
+import org.blockyard.runtime.volume.Volume;
 
 /** {@code blockyard bench extents}: allocate/release churn through the extent interface, in Ceph's shapes. */
 @Command(name = "extents", mixinStandardHelpOptions = true,
@@ -70,6 +76,12 @@ public final class ExtentsCommand implements Callable<Integer> {
     @Option(names = "--clients", defaultValue = "4", description = "random shapes: client threads churning at once (default ${DEFAULT-VALUE})")
     int clients;
 
+    @Option(names = "--volume", paramLabel = "IMAGE", description = "blockyard and blockyard-session on a durable volume: "
+            + "each of their rows makes a fresh volume of --volume-size in IMAGE (a new file, deleted after the row) and "
+            + "calls its VolumeAllocator, blockyard-session through sessions over loans; the rows are named with "
+            + "'-volume'; the other allocators run in memory")
+    Path volume;
+
     @Option(names = "--seed", defaultValue = "1", description = "the workload's random seed (default ${DEFAULT-VALUE})")
     long seed;
 
@@ -99,6 +111,8 @@ public final class ExtentsCommand implements Callable<Integer> {
         if (!(fill > 0 && fill < 1)) throw new BadOption("--fill", fill, "must be above 0 and below 1");
         if (!(overwrite >= 0)) throw new BadOption("--overwrite", overwrite, "must be 0 or more");
         BadOption.atLeast("--clients", clients, 1);
+        if (volume != null && Files.exists(volume))
+            throw new BadOption("--volume", volume, "must not exist: each durable row makes a fresh volume there");
         Path plots = plot.directory();
         PrintStream progress = run.quiet ? null : System.err;
         List<String> labels = new ArrayList<>();
@@ -107,11 +121,24 @@ public final class ExtentsCommand implements Callable<Integer> {
             String[] f = label.split("[ @]");
             String shape = f[0], allocator = f[1];
             long unit = Long.parseLong(f[2]);
-            if (shape.equals(Aging.AGING))
-                return Aging.run(allocator, new Aging.Spec(volumeSize, unit, high, low, rounds, maxObject, chunk, maxExtent, seed),
-                        config, progress);
-            return RandomChurn.run(allocator, new RandomChurn.Spec(shape, volumeSize, unit, fill, overwrite, rounds, clients,
-                    maxExtent, seed), config, progress);
+            boolean durable = volume != null && (allocator.equals(Aging.BLOCKYARD) || allocator.equals(Aging.BLOCKYARD_SESSION));
+            Function<Geometry, ExtentAllocator> opener = durable
+                    ? g -> onVolume(g, config, allocator.equals(Aging.BLOCKYARD_SESSION))
+                    : g -> Aging.open(allocator, g, config);
+            Map<String, Object> row = shape.equals(Aging.AGING)
+                    ? Aging.run(allocator, new Aging.Spec(volumeSize, unit, high, low, rounds, maxObject, chunk, maxExtent,
+                    seed), config, progress, opener)
+                    : RandomChurn.run(allocator, new RandomChurn.Spec(shape, volumeSize, unit, fill, overwrite, rounds,
+                    clients, maxExtent, seed), config, progress, opener);
+            if (durable) {
+                row.put("allocator", allocator + "-volume");
+                long allocations = ((Number) row.get("allocations")).longValue();
+                long transactions = journalSpan[1].transactions() - journalSpan[0].transactions();
+                row.put("journal_transactions", transactions);
+                row.put("journal_forces", journalSpan[1].forces() - journalSpan[0].forces());
+                row.put("allocations_per_transaction", (double) allocations / Math.max(1, transactions));
+            }
+            return row;
         });
         PrintStream out = run.out();
         for (String shape : shapeList) {
@@ -127,14 +154,40 @@ public final class ExtentsCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** The journal's counts when the durable row's volume opened and before it closed. */
+    private final org.blockyard.runtime.volume.Journal.Stats[] journalSpan = new org.blockyard.runtime.volume.Journal.Stats[2];
+
+    /**
+     * A fresh durable volume of {@code g}'s size in {@link #volume} (mkfs's file table, the configured journal), its
+     * {@code VolumeAllocator} as an extent allocator; closing it closes the volume and deletes the image.
+     */
+    private ExtentAllocator onVolume(Geometry g, Config config, boolean sessions) {
+        Layout layout = Layout.make(g.blockSizeBytes(),
+                g.totalBlocks(), g.blocksPerGroup(), CrashBenchCommand.FILE_TABLE_BLOCKS,
+                config.getInt("blockyard.volume.journal-blocks"), 0, 0);
+        Volume.mkfs(volume, layout);
+        Volume v = Volume.open(volume, config);
+        journalSpan[0] = v.journalStats();
+        return new BlockAllocatorAdapter(v.allocator(), () -> {
+            try {
+                journalSpan[1] = v.journalStats();
+                v.close();
+            } finally {
+                Files.deleteIfExists(volume);
+            }
+        }, sessions, sessions ? v.actors()::reclaimLoans : null);
+    }
+
     /** A row's name in tables and plots: {@code blockyard 64 KiB}. */
     static final Function<Map<String, Object>, String> LABEL =
             r -> r.get("allocator") + " " + Sizes.format(((Number) r.get("unit_bytes")).longValue());
 
     static void print(PrintStream out, List<Map<String, Object>> rows) {
+        boolean durable = rows.stream().anyMatch(r -> r.containsKey("allocations_per_transaction"));
         Report.table(out, rows, Report.columns("allocator", "unit_bytes", "clients", "allocations", "split_pct",
                 "extents_per_allocation", "extents_per_split_allocation", "short_allocations", "score_v3",
-                Latency.columns("alloc_latency_us"), "allocs_per_s", "elapsed_s"));
+                Latency.columns("alloc_latency_us"), "allocs_per_s",
+                durable ? List.of("journal_transactions", "allocations_per_transaction") : List.of(), "elapsed_s"));
     }
 
     /** The three plots of one shape: latency CDF, the score and the allocation rate per round. */

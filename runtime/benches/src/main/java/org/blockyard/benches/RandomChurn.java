@@ -61,6 +61,12 @@ public final class RandomChurn {
 
     /** One run against a fresh allocator {@code id}; {@code progress} may be null. */
     public static Map<String, Object> run(String id, Spec spec, Config config, PrintStream progress) {
+        return run(id, spec, config, progress, g -> Aging.open(id, g, config));
+    }
+
+    /** As {@link #run(String, Spec, Config, PrintStream)}, the allocator made by {@code opener} over the geometry. */
+    static Map<String, Object> run(String id, Spec spec, Config config, PrintStream progress,
+                                   java.util.function.Function<Geometry, ExtentAllocator> opener) {
         Geometry geometry = Aging.geometry(spec.volumeBytes(), spec.unitBytes(), config);
         // A thread of its own for each client, every round: as an engine's thread frees what it allocated.
         List<ExecutorService> pools = new ArrayList<>();
@@ -72,7 +78,7 @@ public final class RandomChurn {
                 return t;
             }));
         }
-        try (ExtentAllocator a = Aging.open(id, geometry, config)) {
+        try (ExtentAllocator a = opener.apply(geometry)) {
             return go(a, spec, geometry.blockSizeBytes(), id, pools, progress);
         } finally {
             for (ExecutorService p : pools) p.shutdownNow();

@@ -56,6 +56,30 @@ class CrashBenchTest {
         assertEquals(failures == 0 ? 0 : 1, rc, "the exit code says whether anything failed: " + r);
     }
 
+    /**
+     * With sessions: the owners' calls go through loans; the kills come with blocks on loan and not handed out,
+     * recovery frees them (nothing no one holds is left used), and nothing acknowledged is lost or undone.
+     */
+    @Test
+    void killsWithLoansOutLoseNothingAcknowledgedAndRecoveryFreesTheLoans(@TempDir Path dir) throws Exception {
+        Path out = dir.resolve("crash-sessions.json");
+        int rc = assertTimeoutPreemptively(Duration.ofSeconds(90), () -> new CommandLine(new CrashBenchCommand())
+                .execute("--kills", "3", "--volume-size", "128MiB", "--max-kill-ms", "700", "--corrupt-every", "0",
+                        "--sessions", "--seed", "3", "--child-timeout", "30", "--check-timeout", "30", "-q", "--json",
+                        out.toString()));
+        Map<String, Object> r = results(out);
+        assertEquals(3, n(r, "kills"), r.toString());
+        assertEquals(Boolean.TRUE, r.get("sessions"));
+        assertTrue(n(r, "rounds_with_loans_out") >= 1, "a kill came with blocks on loan: " + r);
+        assertTrue(n(r, "recovery_freed_blocks") > 0, "recovery freed what was on loan: " + r);
+        assertTrue(n(r, "released_extents") > 0, r.toString());
+        for (String zero : List.of("lost_acknowledged_allocations", "undone_acknowledged_frees", "wrong_contents",
+                "blocks_owned_twice", "fsck_problems", "not_freed_by_recovery", "stopped_writers", "silent_children",
+                "child_failures", "hung_or_failed_checks", "open_failures"))
+            assertEquals(0, n(r, zero), zero + ": " + r);
+        assertEquals(0, rc, r.toString());
+    }
+
     @Test
     void aBlockSaysWhichWriteItComesFrom() {
         java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(2 * 4096);

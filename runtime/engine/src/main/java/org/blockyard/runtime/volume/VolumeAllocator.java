@@ -13,6 +13,7 @@ import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
 
 import org.blockyard.api.alloc.AllocationException;
+import org.blockyard.api.alloc.AllocationSession;
 import org.blockyard.api.alloc.AllocatorStats;
 import org.blockyard.api.alloc.BlockAllocator;
 import org.blockyard.api.alloc.BlockRun;
@@ -33,6 +34,9 @@ import org.blockyard.runtime.alloc.Reply;
  * <p>Extent-API blocks belong to an owner: {@link #allocate(String, long, int, long, long)} records the owner
  * of what it hands out, and {@link #release(String, List)} refuses, changing nothing, any extent that owner
  * does not hold. The plain {@link BlockAllocator} calls use {@link Volume#DEFAULT_OWNER}.
+ *
+ * <p>{@link #openSession(String)} gives an owner's thread a session over a loan of the actors ({@link VolumeSession}):
+ * the same records in the same order, the hand-outs on the caller's thread with no message to the groups.
  */
 public final class VolumeAllocator implements BlockAllocator {
     private final ActorBlockAllocator actors;
@@ -40,11 +44,14 @@ public final class VolumeAllocator implements BlockAllocator {
     private final Volume.Catalog catalog;
     /** Extents each owner holds, physical; guarded by itself. */
     private final Map<String, ExtentMap> owned = new HashMap<>();
+    /** The actors' own extent calls, as a session that is never closed: the path of the plain calls. */
+    private final AllocationSession plain;
 
     VolumeAllocator(ActorBlockAllocator actors, Journal journal, Volume.Catalog catalog) {
         this.actors = actors;
         this.journal = journal;
         this.catalog = catalog;
+        this.plain = AllocationSession.forwarding(actors);
         for (String owner : catalog.names(Metadata.KIND_OWNER))
             owned.put(owner, catalog.mirror(catalog.existing(Metadata.KIND_OWNER, owner)));
     }
@@ -189,9 +196,37 @@ public final class VolumeAllocator implements BlockAllocator {
         return CompletableFuture.completedFuture(out);
     }
 
+    /** The runs {@code owner} holds now, for checks. */
+    List<ExtentMap.Run> ownerRuns(String owner) {
+        synchronized (owned) {
+            ExtentMap m = owned.get(owner);
+            return m == null ? List.of() : List.copyOf(m.runs());
+        }
+    }
+
     /** The names of the files on the volume, sorted. */
     public List<String> files() {
         return catalog.names(Metadata.KIND_FILE);
+    }
+
+    /** A session of owner {@link Volume#DEFAULT_OWNER}, as {@link #openSession(String)}. */
+    @Override
+    public AllocationSession openSession() {
+        return openSession(Volume.DEFAULT_OWNER);
+    }
+
+    /**
+     * A session for the calling thread whose extent calls are {@code owner}'s ({@link #allocate(String, long, int,
+     * long, long)}, {@link #release(String, List)}), over a loan of the actors: a call the loan serves sends no
+     * message to the group actors, appends the owner's record on the caller's thread and completes once that record
+     * is durable, so concurrent sessions share commits. Loaned blocks no call handed out are free after a crash.
+     *
+     * @throws AllocationException.InvalidRequest when the file table cannot hold the owner's name
+     */
+    public AllocationSession openSession(String owner) {
+        AllocationException bad = badOwner(owner);
+        if (bad != null) throw bad;
+        return new VolumeSession(this, owner, actors.openSession(), actors);
     }
 
     @Override
@@ -210,15 +245,32 @@ public final class VolumeAllocator implements BlockAllocator {
      */
     public CompletionStage<List<Extent>> allocate(String owner, long wantBlocks, int unitBlocks, long maxExtentBlocks,
                                                   long hint) {
+        AllocationException bad = badOwner(owner);
+        return bad != null ? failed(bad) : allocate(owner, wantBlocks, unitBlocks, maxExtentBlocks, hint, plain);
+    }
+
+    /** The refusal of an owner name the file table cannot hold, else null. */
+    static AllocationException badOwner(String owner) {
         if (owner == null || owner.isBlank() || owner.getBytes(StandardCharsets.UTF_8).length > Layout.MAX_NAME_BYTES)
-            return failed(new AllocationException.InvalidRequest("an owner needs a name of 1 to "
-                    + Layout.MAX_NAME_BYTES + " bytes"));
+            return new AllocationException.InvalidRequest("an owner needs a name of 1 to " + Layout.MAX_NAME_BYTES
+                    + " bytes");
+        return null;
+    }
+
+    /**
+     * As {@link #allocate(String, long, int, long, long)}, the blocks taken from {@code via}: the actors
+     * ({@link #plain}), or a session's loan, whose blocks the groups claimed (and journalled as claimed) when they
+     * lent them. Either way the owner's record is appended once memory handed the blocks out, and the call
+     * completes once it is durable; refused blocks go back to where they came from.
+     */
+    CompletionStage<List<Extent>> allocate(String owner, long wantBlocks, int unitBlocks, long maxExtentBlocks,
+                                           long hint, AllocationSession via) {
         try {
             catalog.checkAdmits(Metadata.KIND_OWNER, owner);
         } catch (AllocationException.NoSpace full) {
             return failed(full);
         }
-        return actors.allocate(wantBlocks, unitBlocks, maxExtentBlocks, hint).thenCompose(extents -> {
+        return via.allocate(wantBlocks, unitBlocks, maxExtentBlocks, hint).thenCompose(extents -> {
             AllocationException.NoSpace refused;
             long record = 0;
             // The record is appended under the same lock as the change, so the journal holds the owners' changes in
@@ -231,9 +283,11 @@ public final class VolumeAllocator implements BlockAllocator {
                     catalog.counted(owned.get(owner)); // runs merged may give slots back, now that the record is in
                 }
             }
-            if (refused != null) { // the blocks go back to their groups: nothing of this call is kept
+            if (refused != null) { // the blocks go back where they came from: nothing of this call is kept
                 AllocationException.NoSpace why = refused;
-                return actors.release(extents).thenCompose(v -> CompletableFuture.<List<Extent>>failedFuture(why));
+                CompletionStage<Void> back = via == plain ? actors.release(extents)
+                        : via.release(extents).exceptionallyCompose(e -> actors.release(extents)); // a session closed
+                return back.thenCompose(v -> CompletableFuture.<List<Extent>>failedFuture(why));
             }
             return acknowledged(record, extents);
         });
@@ -293,11 +347,22 @@ public final class VolumeAllocator implements BlockAllocator {
      * until the volume's close or its recovery frees it; the call answers the fault.
      */
     public CompletionStage<Void> release(String owner, List<Extent> extents) {
+        return release(owner, extents, plain);
+    }
+
+    /**
+     * As {@link #release(String, List)}, the blocks given to {@code via}: the actors ({@link #plain}), or a
+     * session, which keeps blocks it handed out in its loan (no group frees them: they stay claimed, used and owned
+     * by no one, which recovery frees) and passes the rest to the groups. The owner's record is appended before
+     * {@code via} sees the blocks, so before any of them can be handed out again; a session's release completes
+     * once that record is durable.
+     */
+    CompletionStage<Void> release(String owner, List<Extent> extents, AllocationSession via) {
         AllocationException bad = checkRelease(owner, extents);
         if (bad != null) return failed(bad);
         if (extents.isEmpty()) return CompletableFuture.completedFuture(null);
         List<Extent> list = List.copyOf(extents);
-        long id;
+        long id, freed;
         synchronized (owned) {
             ExtentMap m = owned.get(owner);
             for (Extent e : list) {
@@ -313,11 +378,11 @@ public final class VolumeAllocator implements BlockAllocator {
                 for (Extent e : list) m.put(e.start(), e.start(), e.blocks(), false); // as it was
                 return failed(refused);
             }
-            journal.append(new JournalRecord.Owner(id, list, false));
+            freed = journal.append(new JournalRecord.Owner(id, list, false));
             catalog.counted(m);
         }
-        return actors.release(list).handle((v, err) -> {
-            if (err == null) return acknowledged(journal.sync(), (Void) null);
+        return via.release(list).handle((v, err) -> {
+            if (err == null) return acknowledged(via == plain ? journal.sync() : journal.durableThrough(freed), (Void) null);
             Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
             if (!freedNothing(cause)) {
                 AllocationException told = cause instanceof AllocationException.Closed
