@@ -3,6 +3,7 @@ package org.blockyard.runtime.volume;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.function.Supplier;
 
 import org.blockyard.api.io.IoOp;
 import org.blockyard.runtime.io.BlockDevice;
@@ -37,10 +38,18 @@ final class GuardedDevice implements BlockDevice {
     private final BlockDevice inner;
     private final int blockSectors;
     private volatile IOException writeback;
+    /** Why no request may reach the image any more, or null while any may. */
+    private final Supplier<String> fence;
 
-    GuardedDevice(BlockDevice inner, int blockSize) {
+    GuardedDevice(BlockDevice inner, int blockSize, Supplier<String> fence) {
         this.inner = inner;
         this.blockSectors = Math.max(1, blockSize / 512);
+        this.fence = fence;
+    }
+
+    private void fenced() throws IOException {
+        String why = fence.get();
+        if (why != null) throw new IOException(why);
     }
 
     @Override
@@ -60,6 +69,7 @@ final class GuardedDevice implements BlockDevice {
 
     @Override
     public long perform(IoOp op, long sector, int sectors, List<ByteBuffer> payloads) throws IOException {
+        fenced();
         if (op == IoOp.READ) return read(sector, sectors, payloads);
         if (op == IoOp.FLUSH) {
             latched();
@@ -74,6 +84,7 @@ final class GuardedDevice implements BlockDevice {
 
     @Override
     public long performForced(long sector, int sectors, List<ByteBuffer> payloads) throws IOException {
+        fenced();
         latched();
         try {
             return inner.performForced(sector, sectors, payloads);
@@ -111,11 +122,6 @@ final class GuardedDevice implements BlockDevice {
             if (writeback == null) writeback = e;
         }
         return e;
-    }
-
-    /** The writeback error every later flush fails with, or null. */
-    IOException writebackError() {
-        return writeback;
     }
 
     @Override

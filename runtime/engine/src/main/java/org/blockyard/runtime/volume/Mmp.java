@@ -253,11 +253,6 @@ final class Mmp implements AutoCloseable {
         }
     }
 
-    /** Why the volume was lost to another holder, or null while it holds. */
-    String lost() {
-        return lost;
-    }
-
     /** Stops updating and writes the block clean: the last write of a volume's close. */
     void release() {
         stopUpdater();

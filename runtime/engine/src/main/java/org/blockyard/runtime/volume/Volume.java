@@ -81,7 +81,8 @@ public final class Volume implements AutoCloseable {
     private boolean closed;
     /** With multi-mount protection, the hold on its block; else null. */
     private Mmp mmp;
-    private final Fence fence = new Fence();
+    /** Why nothing more may be written: another host took the volume (multi-mount protection); else null. */
+    private volatile String lostTo;
     /** The close wrote everything and marked the volume clean: the MMP block is written clean too. */
     private boolean cleanClose;
 
@@ -306,8 +307,8 @@ public final class Volume implements AutoCloseable {
             // No descriptor of its own. Guarded: a read is retried before it fails naming its blocks, and a flush
             // that failed fails every flush after it, the journal's too (GuardedDevice says why). Fenced: once
             // another host has taken the volume (multi-mount protection), nothing reaches the image.
-            this.device = fence.over(new GuardedDevice(deviceView.apply(new FileDevice(ch, layout.geometry().bytes())),
-                    layout.blockSize()));
+            this.device = new GuardedDevice(deviceView.apply(new FileDevice(ch, layout.geometry().bytes())),
+                    layout.blockSize(), () -> lostTo);
             this.deviceTimeoutNanos = io.setup().deviceTimeoutNanos();
             QueueLimits l = io.setup().limits();
             QueueSetup setup = io.setup().withLimits(new QueueLimits(l.maxSectors(), l.logicalBlockBytes(),
@@ -489,7 +490,7 @@ public final class Volume implements AutoCloseable {
      * that waits for it and every later one with the reason.
      */
     private void lostToAnotherHost(String why) {
-        fence.close(why);
+        if (lostTo == null) lostTo = why;
         Journal j = journal;
         if (j != null) j.fence(new VolumeException.InUse(why));
     }
@@ -499,7 +500,7 @@ public final class Volume implements AutoCloseable {
     public synchronized void close() {
         if (closed) return;
         closed = true;
-        if (fence.reason() != null) { // another host has it: write nothing, as a crash would
+        if (lostTo != null) { // another host has it: write nothing, as a crash would
             journal.abandon();
             try {
                 stopIo();
@@ -507,7 +508,7 @@ public final class Volume implements AutoCloseable {
                 // the device refuses everything now
             }
             release();
-            throw new VolumeException.InUse(fence.reason());
+            throw new VolumeException.InUse(lostTo);
         }
         try {
             // The journal's last commits and checkpoints go straight to the image: the queue closes now.
