@@ -160,10 +160,19 @@ final class Mmp implements AutoCloseable {
     static void checkIdle(ImageLock hold, Superblock sb) {
         Mmp m = new Mmp(hold, sb, "");
         Record r = m.read();
-        if (r.clean()) return;
-        sleep(waitMillis(Math.max(m.interval, r.intervalMillis())));
-        Record again = m.read();
-        if (again.seq() != r.seq()) throw m.inUse(again, r);
+        if (!r.clean()) m.watch(r);
+    }
+
+    /**
+     * Watches a block that is not clean for one wait; refuses with {@link VolumeException.InUse} when its number
+     * moved (a live holder). Answers when the second read began, for the freshness of what it saw.
+     */
+    private long watch(Record r) {
+        sleep(waitMillis(Math.max(interval, r.intervalMillis())));
+        long readAt = System.nanoTime();
+        Record again = read();
+        if (again.seq() != r.seq()) throw inUse(again, r);
+        return readAt;
     }
 
     private void acquire() {
@@ -171,13 +180,8 @@ final class Mmp implements AutoCloseable {
             long readAt = System.nanoTime();
             Record r = read();
             long wait = waitMillis(Math.max(interval, r.intervalMillis()));
-            if (!r.clean()) {
-                sleep(wait);
-                readAt = System.nanoTime();
-                Record again = read();
-                if (again.seq() != r.seq()) throw inUse(again, r);
-                // It stood still: its holder died without letting go (a crash, a power cut). Taken over below.
-            }
+            // A number that stood still through the watch was left by a holder that died (a crash, a power cut).
+            if (!r.clean()) readAt = watch(r);
             // What was read is acted on only while it is fresh: an opener stalled between its read and its write
             // (a pause longer than the others' watch) would write over a holder that took the volume meanwhile.
             if (System.nanoTime() - readAt > interval * 500_000L) {
