@@ -8,9 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -260,23 +258,10 @@ class MmpTest {
     }
 
     private static Process probe(String... args) throws IOException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"),
-                MmpProbe.class.getName()));
-        cmd.addAll(List.of(args));
-        return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        return Volumes.child(MmpProbe.class, args);
     }
 
-    /** The child's lines to its end; past 60 s it is killed, which ends them. */
     private static List<String> lines(Process child) throws Exception {
-        java.util.concurrent.CompletableFuture.delayedExecutor(60, TimeUnit.SECONDS).execute(child::destroyForcibly);
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
-            List<String> out = r.lines().toList();
-            assertTrue(child.waitFor(60, TimeUnit.SECONDS), "the probe ends");
-            return out;
-        } finally {
-            child.destroyForcibly();
-        }
+        return Volumes.lines(child);
     }
-
 }

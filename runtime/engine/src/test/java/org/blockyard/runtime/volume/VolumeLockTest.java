@@ -163,11 +163,9 @@ class VolumeLockTest {
     // ---- the second process ---------------------------------------------------------------------------
 
     private static Process start(Path image, String... args) throws IOException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new java.util.ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"),
-                LockProbe.class.getName(), args[0], image.toString()));
-        cmd.addAll(List.of(args).subList(1, args.length));
-        return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        List<String> all = new java.util.ArrayList<>(List.of(args[0], image.toString()));
+        all.addAll(List.of(args).subList(1, args.length));
+        return Volumes.child(LockProbe.class, all.toArray(String[]::new));
     }
 
     /** The child's lines as they come (a thread reads them; the queue never blocks the test past its poll). */
@@ -185,16 +183,8 @@ class VolumeLockTest {
         return q;
     }
 
-    /** Runs the child to its end and answers its lines; past 60 s it is killed, which ends its output. */
+    /** Runs the child to its end and answers its lines; past 60 s it is killed, which ends them. */
     private static List<String> probe(Path image, String... args) throws Exception {
-        Process child = start(image, args);
-        java.util.concurrent.CompletableFuture.delayedExecutor(60, TimeUnit.SECONDS).execute(child::destroyForcibly);
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
-            List<String> out = r.lines().toList();
-            assertTrue(child.waitFor(60, TimeUnit.SECONDS), "the second process ends");
-            return out;
-        } finally {
-            child.destroyForcibly();
-        }
+        return Volumes.lines(start(image, args));
     }
 }

@@ -52,4 +52,26 @@ final class Volumes {
             throw new AssertionError(e);
         }
     }
+
+    /** A child JVM on this test class path running {@code main} with {@code args}; its standard error dropped. */
+    static Process child(Class<?> main, String... args) throws java.io.IOException {
+        String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(javaBin, "-cp",
+                System.getProperty("java.class.path"), main.getName()));
+        cmd.addAll(java.util.List.of(args));
+        return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+    }
+
+    /** The child's lines to its end; past 60 s it is killed, which ends them, and the test fails. */
+    static java.util.List<String> lines(Process child) throws Exception {
+        java.util.concurrent.CompletableFuture.delayedExecutor(60, TimeUnit.SECONDS).execute(child::destroyForcibly);
+        try (java.io.BufferedReader r = new java.io.BufferedReader(new java.io.InputStreamReader(child.getInputStream(),
+                java.nio.charset.StandardCharsets.UTF_8))) {
+            java.util.List<String> out = r.lines().toList();
+            org.junit.jupiter.api.Assertions.assertTrue(child.waitFor(60, TimeUnit.SECONDS), "the child process ends");
+            return out;
+        } finally {
+            child.destroyForcibly();
+        }
+    }
 }
