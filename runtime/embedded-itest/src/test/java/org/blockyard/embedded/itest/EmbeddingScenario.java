@@ -390,17 +390,29 @@ abstract class EmbeddingScenario {
     }
 
     private static java.util.Set<String> threadNames() {
-        return Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
+        return Thread.getAllStackTraces().keySet().stream().map(Thread::getName).filter(n -> !elastic(n))
                 .collect(Collectors.toCollection(java.util.TreeSet::new));
     }
 
-    /** The JVM's thread count once no thread of the actor system is left (its pools stop just after it). */
+    /**
+     * Threads of the JVM's own elastic pools, which start under load and end after an idle minute whatever the
+     * bundles do (the common fork-join pool): not counted, or a busy machine reads as a leak.
+     */
+    private static boolean elastic(String name) {
+        return name.startsWith("ForkJoinPool.commonPool-worker-");
+    }
+
+    /**
+     * The JVM's thread count, less its elastic pools, once no thread of the actor system is left (its pools stop
+     * just after it).
+     */
     private static int settledThreadCount() throws InterruptedException {
         long deadline = System.currentTimeMillis() + WAIT_MILLIS;
         while (System.currentTimeMillis() < deadline) {
             List<String> akka = Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
                     .filter(n -> n.startsWith(AKKA_THREAD_PREFIX)).collect(Collectors.toList());
-            if (akka.isEmpty()) return Thread.getAllStackTraces().size();
+            if (akka.isEmpty())
+                return (int) Thread.getAllStackTraces().keySet().stream().filter(t -> !elastic(t.getName())).count();
             Thread.sleep(20);
         }
         throw new AssertionError("actor system threads still running: " + Thread.getAllStackTraces().keySet().stream()
