@@ -390,8 +390,12 @@ abstract class EmbeddingScenario {
     }
 
     private static java.util.Set<String> threadNames() {
-        return Thread.getAllStackTraces().keySet().stream().map(Thread::getName).filter(n -> !elastic(n))
-                .collect(Collectors.toCollection(java.util.TreeSet::new));
+        return countedThreads().map(Thread::getName).collect(Collectors.toCollection(java.util.TreeSet::new));
+    }
+
+    /** The JVM's threads less its elastic pools: what the leak checks count and name. */
+    private static java.util.stream.Stream<Thread> countedThreads() {
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> !elastic(t.getName()));
     }
 
     /**
@@ -411,8 +415,7 @@ abstract class EmbeddingScenario {
         while (System.currentTimeMillis() < deadline) {
             List<String> akka = Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
                     .filter(n -> n.startsWith(AKKA_THREAD_PREFIX)).collect(Collectors.toList());
-            if (akka.isEmpty())
-                return (int) Thread.getAllStackTraces().keySet().stream().filter(t -> !elastic(t.getName())).count();
+            if (akka.isEmpty()) return (int) countedThreads().count();
             Thread.sleep(20);
         }
         throw new AssertionError("actor system threads still running: " + Thread.getAllStackTraces().keySet().stream()
